@@ -1,0 +1,139 @@
+// Every key of `nodepulse agent`, with the flag, the environment variables and the default that
+// feed it. The schema (agent-config-schema.ts) says what a valid value is; this table says where
+// a value can come from, so that the loader, --help and the docs read one list.
+//
+// Naming: the key is the flag in camelCase (--relist-deadline → relistDeadline); its generic
+// environment variable is NODEPULSE_ + the key in UPPER_SNAKE (NODEPULSE_RELIST_DEADLINE). Four
+// keys also read the variable Kubernetes tooling already sets: NODE_NAME (downward API),
+// POD_NAMESPACE (downward API), CONTAINER_RUNTIME_ENDPOINT (crictl's), KUBECONFIG (kubectl's).
+// When both are set, the NODEPULSE_ one wins: it can only have been meant for nodepulse.
+//
+// Defaults are written as Go prints a duration ("40s", "3m0s"), and go through the same schema as
+// any other value. Two defaults are derived from other keys and have no text here:
+// renewInterval (leaseDuration × 0.25, upstream) and stuckWindow (relistDeadline + 30 s).
+
+export const AGENT_CONFIG_KEYS = [
+  'nodeName',
+  'criEndpoint',
+  'kubeconfig',
+  'leaseNamespace',
+  'leaseDuration',
+  'renewInterval',
+  'leaseRecheck',
+  'relistPeriod',
+  'relistThreshold',
+  'relistDeadline',
+  'idleWindow',
+  'stuckWindow',
+  'maxMessageSize',
+  'statusPeriod',
+  'statusDeadline',
+  'apiTimeout',
+  'conditionRefresh',
+  'nodeCondition',
+  'httpAddress',
+  'startupGrace',
+  'logLevel',
+] as const;
+
+export type AgentConfigKey = (typeof AGENT_CONFIG_KEYS)[number];
+
+export interface AgentConfigKeySpec {
+  readonly key: AgentConfigKey;
+  /** The flag, e.g. `--relist-deadline`. */
+  readonly flag: string;
+  /** Environment variables, highest precedence first. */
+  readonly env: readonly string[];
+  /** A boolean flag: `--node-condition` alone means true; a value needs `=` (as Go's flag). */
+  readonly boolean: boolean;
+  /** The default as written text, or undefined (required, optional, or derived: see help). */
+  readonly defaultText: string | undefined;
+  readonly help: string;
+}
+
+/** The well-known variable some keys also read, below their NODEPULSE_ variable. */
+const WELL_KNOWN_ENV: Partial<Record<AgentConfigKey, string>> = {
+  nodeName: 'NODE_NAME',
+  leaseNamespace: 'POD_NAMESPACE',
+  criEndpoint: 'CONTAINER_RUNTIME_ENDPOINT',
+  kubeconfig: 'KUBECONFIG',
+};
+
+const DEFAULTS: Record<AgentConfigKey, string | undefined> = {
+  nodeName: undefined,
+  criEndpoint: 'unix:///run/containerd/containerd.sock',
+  kubeconfig: undefined,
+  leaseNamespace: 'nodepulse',
+  leaseDuration: '40s',
+  renewInterval: undefined,
+  leaseRecheck: '1s',
+  relistPeriod: '1s',
+  relistThreshold: '3m0s',
+  relistDeadline: '1m0s',
+  idleWindow: '30s',
+  stuckWindow: undefined,
+  maxMessageSize: '16Mi',
+  statusPeriod: '5s',
+  statusDeadline: '10s',
+  apiTimeout: '10s',
+  conditionRefresh: '5m0s',
+  nodeCondition: 'true',
+  httpAddress: '0.0.0.0:9356',
+  startupGrace: '30s',
+  logLevel: 'info',
+};
+
+const HELP: Record<AgentConfigKey, string> = {
+  nodeName: 'the Node this agent watches; also the Lease name (required; a DNS subdomain)',
+  criEndpoint: 'the CRI runtime socket, a unix:// URL',
+  kubeconfig: 'kubeconfig file; in-cluster config when unset',
+  leaseNamespace: "the Lease's namespace (a DNS label; never kube-node-lease)",
+  leaseDuration: 'leaseDurationSeconds written on the Lease (whole seconds)',
+  renewInterval: 'time between renewals while the gate is open (default leaseDuration × 0.25)',
+  leaseRecheck: 'time before the gate is looked at again while the lease is withheld',
+  relistPeriod: 'time from the end of one relist to the start of the next',
+  relistThreshold: 'how old the last successful relist may be before the runtime is Unhealthy',
+  relistDeadline: 'one deadline for both listing calls of a relist',
+  idleWindow: 'how long a loop may sit between ticks before it reads as Stalled',
+  stuckWindow: 'how long one tick may run before its loop reads as Stalled (default relistDeadline + 30s)',
+  maxMessageSize: 'largest CRI answer accepted, in bytes or as a quantity (16Mi)',
+  statusPeriod: "time between polls of the runtime's Status",
+  statusDeadline: 'deadline of one Status poll',
+  apiTimeout: 'timeout of every Kubernetes API request',
+  conditionRefresh: "how often the Node condition's lastHeartbeatTime is refreshed and repaired",
+  nodeCondition: 'publish the RuntimeRelistUnhealthy Node condition and its Events',
+  httpAddress: 'host:port for /livez /readyz /healthz /metrics /status (IPv6 in brackets)',
+  startupGrace: 'how long /livez accepts loops that have not ticked yet',
+  logLevel: 'pino level: fatal, error, warn, info, debug, trace or silent',
+};
+
+function kebab(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+}
+
+function upperSnake(key: string): string {
+  return key.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase();
+}
+
+export const AGENT_CONFIG_SPECS: readonly AgentConfigKeySpec[] = AGENT_CONFIG_KEYS.map((key) => {
+  const wellKnown = WELL_KNOWN_ENV[key];
+  return {
+    key,
+    flag: `--${kebab(key)}`,
+    env: wellKnown === undefined ? [`NODEPULSE_${upperSnake(key)}`] : [`NODEPULSE_${upperSnake(key)}`, wellKnown],
+    boolean: key === 'nodeCondition',
+    defaultText: DEFAULTS[key],
+    help: HELP[key],
+  };
+});
+
+/** The spec of a key; every key has one. */
+export function specOf(key: AgentConfigKey): AgentConfigKeySpec {
+  const spec = AGENT_CONFIG_SPECS.find((s) => s.key === key);
+  if (spec === undefined) throw new Error(`no spec for config key ${key}`);
+  return spec;
+}
+
+export function isAgentConfigKey(name: string): name is AgentConfigKey {
+  return (AGENT_CONFIG_KEYS as readonly string[]).includes(name);
+}

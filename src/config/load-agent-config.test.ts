@@ -1,0 +1,290 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { stringify } from 'yaml';
+import { AGENT_CONFIG_KEYS, AGENT_CONFIG_SPECS } from './agent-config-keys.ts';
+import { loadAgentConfig, type LoadAgentConfigInput } from './load-agent-config.ts';
+import { printableConfig } from './printable-config.ts';
+
+const noFile = (path: string): string => {
+  throw new Error(`ENOENT: no such file or directory, open '${path}'`);
+};
+
+function load(argv: readonly string[], env: Record<string, string> = {}, files: Record<string, string> = {}) {
+  const input: LoadAgentConfigInput = {
+    argv,
+    env,
+    readFile: (path) => files[path] ?? noFile(path),
+  };
+  return loadAgentConfig(input);
+}
+
+function errorsOf(argv: readonly string[], env: Record<string, string> = {}, files: Record<string, string> = {}): readonly string[] {
+  const result = load(argv, env, files);
+  assert.equal(result.ok, false, `precondition: ${JSON.stringify(argv)} must be rejected`);
+  return result.ok ? [] : result.errors;
+}
+
+function configOf(argv: readonly string[], env: Record<string, string> = {}, files: Record<string, string> = {}) {
+  const result = load(argv, env, files);
+  if (!result.ok) assert.fail(`expected a valid config, got:\n${result.errors.join('\n')}`);
+  return result;
+}
+
+const N = ['--node-name', 'node-a'];
+
+describe('loadAgentConfig: every rule has its exact error line', () => {
+  const table: ReadonlyArray<{ argv: readonly string[]; env?: Record<string, string>; line: string }> = [
+    // Required and single-key rules.
+    { argv: [], line: 'nodeName: "" must be set (--node-name or NODE_NAME)' },
+    { argv: ['--node-name='], line: 'nodeName: "" must be set (--node-name or NODE_NAME) (from --node-name)' },
+    {
+      argv: ['--node-name', 'Node_1'],
+      line: "nodeName: Node_1 must be a DNS subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit) (from --node-name)",
+    },
+    {
+      argv: [...N, '--cri-endpoint', '/run/containerd/containerd.sock'],
+      line: 'criEndpoint: /run/containerd/containerd.sock must be a unix:// URL with an absolute socket path, such as unix:///run/containerd/containerd.sock (from --cri-endpoint)',
+    },
+    {
+      argv: [...N, '--cri-endpoint', `unix:///${'d'.repeat(120)}`],
+      line: `criEndpoint: unix:///${'d'.repeat(71)}… must be a socket path of at most 107 bytes (the kernel's sun_path limit) (from --cri-endpoint)`,
+    },
+    { argv: [...N, '--kubeconfig='], line: 'kubeconfig: "" must be a file path (from --kubeconfig)' },
+    {
+      argv: [...N, '--lease-namespace', 'kube-node-lease'],
+      line: 'leaseNamespace: kube-node-lease must be a namespace other than kube-node-lease (the kubelet owns the leases there) (from --lease-namespace)',
+    },
+    {
+      argv: [...N, '--lease-namespace', 'a.b'],
+      line: "leaseNamespace: a.b must be a DNS label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit) (from --lease-namespace)",
+    },
+    {
+      argv: [...N, '--relist-period', 'fast'],
+      line: 'relistPeriod: fast must be a duration such as 500ms, 10s or 3m (from --relist-period)',
+    },
+    { argv: [...N, '--relist-period', '0'], line: 'relistPeriod: 0 must be longer than 0s (from --relist-period)' },
+    { argv: [...N, '--relist-period', '1500us'], line: 'relistPeriod: 1500us must be a whole number of milliseconds (from --relist-period)' },
+    { argv: [...N, '--relist-threshold', '25h'], line: 'relistThreshold: 25h must be at most 24h0m0s (from --relist-threshold)' },
+    {
+      argv: [...N, '--lease-duration', '1500ms'],
+      line: 'leaseDuration: 1500ms must be a whole number of seconds (leaseDurationSeconds is an integer) (from --lease-duration)',
+    },
+    {
+      argv: [...N, '--max-message-size', '16MB'],
+      line: 'maxMessageSize: 16MB must be a byte size such as 16777216 or 16Mi (from --max-message-size)',
+    },
+    {
+      argv: [...N, '--max-message-size', '2Gi'],
+      line: 'maxMessageSize: 2Gi must be between 1Ki and 2147483647 bytes (gRPC takes a 32-bit limit) (from --max-message-size)',
+    },
+    {
+      argv: [...N, '--http-address', '::1:9356'],
+      line: 'httpAddress: ::1:9356 must be host:port such as 0.0.0.0:9356, :9356 or [::1]:9356 (from --http-address)',
+    },
+    { argv: [...N, '--http-address', 'localhost:99999'], line: 'httpAddress: localhost:99999 must be host:port such as 0.0.0.0:9356, :9356 or [::1]:9356 (from --http-address)' },
+    { argv: [...N, '--node-condition=maybe'], line: 'nodeCondition: maybe must be true or false (from --node-condition)' },
+    { argv: [...N, '--log-level', 'verbose'], line: 'logLevel: verbose must be one of fatal, error, warn, info, debug, trace, silent (from --log-level)' },
+    // Cross-field rules.
+    { argv: [...N, '--relist-deadline', '5m'], line: 'relistDeadline: 5m must be shorter than relistThreshold (3m0s)' },
+    { argv: [...N, '--relist-deadline', '3m'], line: 'relistDeadline: 3m must be shorter than relistThreshold (3m0s)' },
+    {
+      argv: [...N, '--relist-period', '20s', '--relist-threshold', '20s', '--relist-deadline', '10s'],
+      line: 'relistPeriod: 20s must be shorter than relistThreshold (20s)',
+    },
+    { argv: [...N, '--stuck-window', '1m'], line: 'stuckWindow: 1m must be longer than relistDeadline (1m0s)' },
+    { argv: [...N, '--relist-period', '30s', '--idle-window', '30s'], line: 'idleWindow: 30s must be longer than relistPeriod (30s)' },
+    { argv: [...N, '--renew-interval', '40s', '--idle-window', '50s'], line: 'renewInterval: 40s must be shorter than leaseDuration (40s)' },
+    {
+      argv: [...N, '--renew-interval', '29s'],
+      line: 'renewInterval: 29s must be shorter than idleWindow (30s) with 4% jitter added, or the lease loop reads as stalled between renewals',
+    },
+    {
+      argv: [...N, '--lease-duration', '2m'],
+      line: 'renewInterval: 30s (leaseDuration × 0.25) must be shorter than idleWindow (30s) with 4% jitter added, or the lease loop reads as stalled between renewals',
+    },
+    { argv: [...N, '--lease-recheck', '30s'], line: 'leaseRecheck: 30s must be shorter than idleWindow (30s)' },
+    { argv: [...N, '--status-period', '30s'], line: 'statusPeriod: 30s must be shorter than idleWindow (30s)' },
+    { argv: [...N, '--status-deadline', '90s'], line: 'statusDeadline: 90s must be shorter than stuckWindow (1m30s (relistDeadline + 30s))' },
+    { argv: [...N, '--api-timeout', '41s'], line: 'apiTimeout: 41s must be no longer than leaseDuration (40s)' },
+    {
+      argv: [...N, '--api-timeout', '2m', '--lease-duration', '3m', '--renew-interval', '10s'],
+      line: 'apiTimeout: 2m must be shorter than stuckWindow (1m30s (relistDeadline + 30s))',
+    },
+    // Flags themselves.
+    { argv: [...N, '--relist-deadlin', '5m'], line: 'flag: --relist-deadlin must be a flag of nodepulse agent (did you mean --relist-deadline?)' },
+    { argv: [...N, 'extra'], line: 'argument: extra must be a flag (nodepulse agent takes no positional arguments)' },
+    { argv: [...N, '--relist-period'], line: 'flag: --relist-period must be followed by a value' },
+    { argv: [...N, '--print-config=yes'], line: 'flag: --print-config=yes must be given without a value' },
+    { argv: [...N, '--config', '/etc/nodepulse/missing.yaml'], line: "config: /etc/nodepulse/missing.yaml must be a readable file (ENOENT: no such file or directory, open '/etc/nodepulse/missing.yaml')" },
+    // Env is named as the source.
+    { argv: [], env: { NODE_NAME: 'x', NODEPULSE_RELIST_PERIOD: 'soon' }, line: 'relistPeriod: soon must be a duration such as 500ms, 10s or 3m (from NODEPULSE_RELIST_PERIOD)' },
+  ];
+  for (const row of table) {
+    it(`${JSON.stringify(row.argv)}${row.env === undefined ? '' : ` with ${JSON.stringify(row.env)}`} → ${row.line}`, () => {
+      assert.deepEqual(errorsOf(row.argv, row.env), [row.line]);
+    });
+  }
+
+  it('reports one line per problem, every one of them', () => {
+    assert.deepEqual(errorsOf(['--relist-period', 'x', '--log-level', 'loud']), [
+      'nodeName: "" must be set (--node-name or NODE_NAME)',
+      'relistPeriod: x must be a duration such as 500ms, 10s or 3m (from --relist-period)',
+      'logLevel: loud must be one of fatal, error, warn, info, debug, trace, silent (from --log-level)',
+    ]);
+  });
+
+  it('reports every broken cross-field rule at once', () => {
+    assert.deepEqual(errorsOf([...N, '--relist-deadline', '5m', '--idle-window', '1s']), [
+      'relistDeadline: 5m must be shorter than relistThreshold (3m0s)',
+      'idleWindow: 1s must be longer than relistPeriod (1s)',
+      'renewInterval: 10s (leaseDuration × 0.25) must be shorter than idleWindow (1s) with 4% jitter added, or the lease loop reads as stalled between renewals',
+      'leaseRecheck: 1s must be shorter than idleWindow (1s)',
+      'statusPeriod: 5s must be shorter than idleWindow (1s)',
+    ]);
+  });
+
+  it('the defaults alone, with a node name, pass every rule', () => {
+    const { config } = configOf(N);
+    assert.deepEqual(config, {
+      nodeName: 'node-a',
+      criEndpoint: 'unix:///run/containerd/containerd.sock',
+      kubeconfig: undefined,
+      leaseNamespace: 'nodepulse',
+      leaseDurationMs: 40_000,
+      renewIntervalMs: 10_000,
+      leaseRecheckMs: 1_000,
+      relistPeriodMs: 1_000,
+      relistThresholdMs: 180_000,
+      relistDeadlineMs: 60_000,
+      idleWindowMs: 30_000,
+      stuckWindowMs: 90_000,
+      maxMessageSizeBytes: 16_777_216,
+      statusPeriodMs: 5_000,
+      statusDeadlineMs: 10_000,
+      apiTimeoutMs: 10_000,
+      conditionRefreshMs: 300_000,
+      nodeCondition: true,
+      httpAddress: '0.0.0.0:9356',
+      httpHost: '0.0.0.0',
+      httpPort: 9356,
+      startupGraceMs: 30_000,
+      logLevel: 'info',
+    });
+  });
+
+  it("the end-to-end test's short timings are valid, and derive renewInterval and stuckWindow", () => {
+    const { config } = configOf([...N, '--relist-threshold', '5s', '--relist-deadline', '2s', '--lease-duration', '4s', '--renew-interval', '1s', '--api-timeout', '2s']);
+    assert.equal(config.renewIntervalMs, 1_000);
+    assert.equal(config.stuckWindowMs, 32_000);
+    assert.equal(configOf([...N, '--lease-duration', '4s', '--api-timeout', '4s']).config.renewIntervalMs, 1_000);
+  });
+});
+
+describe('loadAgentConfig: sources and precedence', () => {
+  const file = '/etc/nodepulse/config.yaml';
+
+  it('a flag beats NODEPULSE_*, which beats the well-known variable, which beats the file, which beats the default', () => {
+    const files = { [file]: 'nodeName: from-file\nrelistPeriod: 4s\nidleWindow: 40s\nstatusPeriod: 3s\n' };
+    const env = { NODEPULSE_NODE_NAME: 'from-nodepulse-env', NODE_NAME: 'from-node-name', NODEPULSE_RELIST_PERIOD: '3s', NODEPULSE_IDLE_WINDOW: '35s' };
+    const result = configOf(['--config', file, '--relist-period', '2s'], env, files);
+    assert.equal(result.config.relistPeriodMs, 2_000);
+    assert.equal(result.config.nodeName, 'from-nodepulse-env');
+    assert.equal(result.config.idleWindowMs, 35_000);
+    assert.equal(result.config.statusPeriodMs, 3_000);
+    assert.equal(result.config.relistDeadlineMs, 60_000);
+    assert.equal(result.sources.relistPeriod, '--relist-period');
+    assert.equal(result.sources.nodeName, 'NODEPULSE_NODE_NAME');
+    assert.equal(result.sources.idleWindow, 'NODEPULSE_IDLE_WINDOW');
+    assert.equal(result.sources.statusPeriod, `config file ${file}`);
+    assert.equal(result.sources.relistDeadline, 'default');
+  });
+
+  it('reads NODE_NAME, POD_NAMESPACE, CONTAINER_RUNTIME_ENDPOINT and KUBECONFIG', () => {
+    const { config } = configOf([], {
+      NODE_NAME: 'worker-1.example',
+      POD_NAMESPACE: 'ops',
+      CONTAINER_RUNTIME_ENDPOINT: 'unix:///run/crio/crio.sock',
+      KUBECONFIG: '/root/.kube/config',
+    });
+    assert.equal(config.nodeName, 'worker-1.example');
+    assert.equal(config.leaseNamespace, 'ops');
+    assert.equal(config.criEndpoint, 'unix:///run/crio/crio.sock');
+    assert.equal(config.kubeconfig, '/root/.kube/config');
+  });
+
+  it('every key is read from its NODEPULSE_ variable', () => {
+    for (const spec of AGENT_CONFIG_SPECS) assert.match(spec.env[0] ?? '', /^NODEPULSE_[A-Z_]+$/, spec.key);
+    const { config } = configOf([], { NODEPULSE_NODE_NAME: 'n', NODEPULSE_NODE_CONDITION: 'false', NODEPULSE_MAX_MESSAGE_SIZE: '4194304', NODEPULSE_HTTP_ADDRESS: '[::1]:0' });
+    assert.equal(config.nodeCondition, false);
+    assert.equal(config.maxMessageSizeBytes, 4_194_304);
+    assert.equal(config.httpHost, '::1');
+    assert.equal(config.httpPort, 0);
+  });
+
+  it('an empty variable counts as unset, and unknown NODEPULSE_ variables (service links) are ignored', () => {
+    const { config } = configOf(N, { POD_NAMESPACE: '', NODEPULSE_SERVICE_HOST: '10.0.0.1', NODEPULSE_PORT: 'tcp://10.0.0.1:9356' });
+    assert.equal(config.leaseNamespace, 'nodepulse');
+  });
+
+  it('the config file can be named by NODEPULSE_CONFIG, and JSON is accepted', () => {
+    const { config } = configOf(N, { NODEPULSE_CONFIG: '/c.json' }, { '/c.json': '{"relistDeadline": "30s", "maxMessageSize": 8388608, "nodeCondition": false}' });
+    assert.equal(config.relistDeadlineMs, 30_000);
+    assert.equal(config.maxMessageSizeBytes, 8_388_608);
+    assert.equal(config.nodeCondition, false);
+  });
+
+  it('an unknown key in the file is an error, with a suggestion', () => {
+    assert.deepEqual(errorsOf(['--config', file], {}, { [file]: 'nodeName: a\nrelist-deadline: 30s\ncolour: blue\n' }), [
+      `relist-deadline: 30s must be a known key (in config file ${file}; did you mean relistDeadline?)`,
+      `colour: blue must be a known key (in config file ${file})`,
+    ]);
+  });
+
+  it('a duration in the file must be a string: a bare number has no unit', () => {
+    assert.deepEqual(errorsOf(['--config', file], {}, { [file]: 'nodeName: a\nrelistPeriod: 5\n' }), [
+      `relistPeriod: 5 must be a duration such as 500ms, 10s or 3m (a bare number has no unit) (from config file ${file})`,
+    ]);
+  });
+
+  it('a file that is not a mapping, or not YAML, is one line', () => {
+    assert.deepEqual(errorsOf(['--config', file], {}, { [file]: '- a\n- b\n' }), [`config: ${file} must hold a mapping of camelCase keys`]);
+    const [line] = errorsOf(['--config', file], {}, { [file]: 'a: [1, 2\n' });
+    assert.match(line ?? '', /^config: \/etc\/nodepulse\/config\.yaml must be valid YAML or JSON \(.+\)$/);
+  });
+
+  it('an empty file is an empty config', () => {
+    assert.equal(configOf([...N, '--config', file], {}, { [file]: '' }).config.nodeName, 'node-a');
+  });
+
+  it('flags take --flag value, --flag=value, -flag value; the last repeat wins; booleans need =', () => {
+    const { config } = configOf(['-node-name', 'a', '--relist-period=2s', '--relist-period', '3s', '--node-condition=false']);
+    assert.equal(config.nodeName, 'a');
+    assert.equal(config.relistPeriodMs, 3_000);
+    assert.equal(config.nodeCondition, false);
+    assert.equal(configOf([...N, '--node-condition']).config.nodeCondition, true);
+  });
+
+  it('--print-config is reported, not treated as a key', () => {
+    const result = configOf([...N, '--print-config']);
+    assert.equal(result.printConfig, true);
+    assert.equal(configOf(N).printConfig, false);
+  });
+});
+
+describe('printableConfig', () => {
+  it('shows durations as strings and every key', () => {
+    const printable = printableConfig(configOf([...N, '--kubeconfig', '/k']).config);
+    assert.deepEqual(Object.keys(printable), [...AGENT_CONFIG_KEYS]);
+    assert.equal(printable['relistThreshold'], '3m0s');
+    assert.equal(printable['renewInterval'], '10s');
+    assert.equal(printable['maxMessageSize'], '16Mi');
+    assert.equal(printable['nodeCondition'], true);
+  });
+
+  it('is itself a config file that loads back to the same config', () => {
+    const first = configOf([...N, '--relist-deadline', '45s', '--max-message-size', '12345678', '--node-condition=false', '--http-address', '[::]:9000']).config;
+    const text = stringify(printableConfig(first));
+    const again = configOf(['--config', '/printed.yaml'], {}, { '/printed.yaml': text }).config;
+    assert.deepEqual(again, first);
+  });
+});
