@@ -1,0 +1,337 @@
+// Leader election on a coordination.k8s.io/v1 Lease, for the fleet controller's replicas.
+//
+// It follows client-go's tools/leaderelection, with its timing rules made explicit:
+//
+// | what                         | rule                                                              |
+// |------------------------------|-------------------------------------------------------------------|
+// | another holder's lease       | expired once leaseDuration has passed on OUR clock since we last  |
+// |                              | saw the record change (holder, renewTime, acquireTime, transitions)|
+// | our belief that we lead      | ends renewDeadline after our last successful write was SENT,      |
+// |                              | and at once on another holder or a write conflict                 |
+// | isLeader()                   | compares that deadline with the caller's clock now; no timer needed|
+// | every write                  | a PUT carrying the resourceVersion we read (create when missing)  |
+// | retries                      | every retryPeriod plus up to 20 % jitter; a follower also wakes   |
+// |                              | just after the holder's lease would expire                        |
+// | stop() (clean)               | ends belief, then releases: holder "" and leaseDurationSeconds 1  |
+// | abort() (crash)              | ends belief and writes nothing: the lease expires on its own      |
+//
+// Assumptions and failure modes:
+// - Clocks may be skewed by any amount, but must run at about the same RATE: others wait
+//   leaseDuration from when they saw our last write land, we stop believing renewDeadline after
+//   we sent it, and renewDeadline < leaseDuration is the margin (client-go's doc.go).
+// - A write whose answer is lost (timeout) may still have landed; belief is not extended by it,
+//   so it can only make us stop early, never lead late.
+// - The elector itself never writes anything but its Lease. Leader tasks get a Term (term.ts)
+//   whose fence refuses their writes once belief has ended.
+import type { Clock, Timer } from '../clock/clock.ts';
+import { formatMicroTime } from '../fleet/readiness.ts';
+import { Heartbeat } from '../liveness/heartbeat.ts';
+import { runLoop } from '../loop/run-loop.ts';
+import type { Logger } from '../log/logger.ts';
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/kube-api-error.ts';
+import type { Lease, LeaseSpec } from '../kube/kube-types.ts';
+import { Term, type TermOwner } from './term.ts';
+
+/** Upstream defaults (kube-controller-manager's --leader-elect-*). */
+export const DEFAULT_LEASE_DURATION_MS = 15_000;
+export const DEFAULT_RENEW_DEADLINE_MS = 10_000;
+export const DEFAULT_RETRY_PERIOD_MS = 2_000;
+export const ELECTION_LEASE_NAME = 'nodepulse-controller';
+export const ELECTION_LABELS: Readonly<Record<string, string>> = {
+  'app.kubernetes.io/name': 'nodepulse',
+  'nodepulse.io/role': 'leader-election',
+};
+/** Up to this fraction of retryPeriod is added to every wait, so replicas do not march in step. */
+const RETRY_JITTER = 0.2;
+/** The release write and the final requests of stop() get this long, at most. */
+const RELEASE_TIMEOUT_MS = 5_000;
+
+/** The four Lease calls an elector makes. KubeClient satisfies it through electionLeaseApi(). */
+export interface ElectionLeaseApi {
+  getLease(namespace: string, name: string, options: { signal?: AbortSignal | undefined; timeoutMs?: number }): Promise<Lease>;
+  createLease(namespace: string, lease: Lease, options: { signal?: AbortSignal | undefined; timeoutMs?: number }): Promise<Lease>;
+  /** PUT; must carry metadata.resourceVersion. */
+  replaceLease(namespace: string, name: string, lease: Lease, options: { signal?: AbortSignal | undefined; timeoutMs?: number }): Promise<Lease>;
+}
+
+export interface ElectorOptions {
+  readonly api: ElectionLeaseApi;
+  readonly clock: Clock;
+  readonly identity: string;
+  readonly namespace: string;
+  readonly name?: string;
+  readonly leaseDurationMs?: number;
+  readonly renewDeadlineMs?: number;
+  readonly retryPeriodMs?: number;
+  readonly random?: () => number;
+  readonly logger?: Logger;
+  /** A leader task, started with each term; it must stop when term.signal aborts. */
+  readonly onStartedLeading?: (term: Term) => void | Promise<void>;
+  readonly onStoppedLeading?: (term: Term, reason: string) => void;
+  /** Called when the observed holder changes (including to ourselves, or to nobody: ""). */
+  readonly onNewLeader?: (identity: string) => void;
+}
+
+export class ElectionConfigError extends Error {
+  readonly code = 'invalid_election_config';
+}
+
+/** Checks the cross-field rules; returns one `key: value must be rule` line per problem. */
+export function validateElectionTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): string[] {
+  const problems: string[] = [];
+  if (!(leaseDurationMs > 0) || leaseDurationMs % 1000 !== 0) {
+    problems.push(`leaderElectLeaseDuration: ${leaseDurationMs}ms must be a positive whole number of seconds (leaseDurationSeconds is an integer)`);
+  }
+  if (!(renewDeadlineMs < leaseDurationMs)) {
+    problems.push(`leaderElectRenewDeadline: ${renewDeadlineMs}ms must be shorter than leaderElectLeaseDuration (${leaseDurationMs}ms)`);
+  }
+  if (!(retryPeriodMs > 0) || !(retryPeriodMs * (1 + RETRY_JITTER) < renewDeadlineMs)) {
+    problems.push(`leaderElectRetryPeriod: ${retryPeriodMs}ms must be more than 0 and, with ${RETRY_JITTER * 100}% jitter, shorter than leaderElectRenewDeadline (${renewDeadlineMs}ms)`);
+  }
+  return problems;
+}
+
+interface Observed {
+  readonly lease: Lease;
+  /** holder|renewTime|acquireTime|transitions: what "the record changed" compares. */
+  readonly key: string;
+  /** Our monotonic ms when the record was last seen to change. */
+  readonly changedAtMs: number;
+}
+
+export class LeaderElector implements TermOwner {
+  readonly identity: string;
+  readonly namespace: string;
+  readonly name: string;
+  readonly leaseDurationMs: number;
+  readonly renewDeadlineMs: number;
+  readonly retryPeriodMs: number;
+  readonly heartbeat = new Heartbeat('leader-election');
+  readonly #api: ElectionLeaseApi;
+  readonly #clock: Clock;
+  readonly #random: () => number;
+  readonly #options: ElectorOptions;
+  #observed: Observed | undefined;
+  #beliefDeadlineMs = Number.NEGATIVE_INFINITY;
+  #term: Term | undefined;
+  #termAbort: AbortController | undefined;
+  #termCount = 0;
+  #beliefTimer: Timer | undefined;
+  #loopAbort: AbortController | undefined;
+  #loop: Promise<void> | undefined;
+  #lastHolder: string | undefined;
+
+  constructor(options: ElectorOptions) {
+    this.#options = options;
+    this.#api = options.api;
+    this.#clock = options.clock;
+    this.#random = options.random ?? Math.random;
+    this.identity = options.identity;
+    this.namespace = options.namespace;
+    this.name = options.name ?? ELECTION_LEASE_NAME;
+    this.leaseDurationMs = options.leaseDurationMs ?? DEFAULT_LEASE_DURATION_MS;
+    this.renewDeadlineMs = options.renewDeadlineMs ?? DEFAULT_RENEW_DEADLINE_MS;
+    this.retryPeriodMs = options.retryPeriodMs ?? DEFAULT_RETRY_PERIOD_MS;
+    const problems = validateElectionTimings(this.leaseDurationMs, this.renewDeadlineMs, this.retryPeriodMs);
+    if (problems.length > 0) throw new ElectionConfigError(problems.join('\n'));
+    if (this.identity.length === 0) throw new ElectionConfigError('identity: "" must be non-empty');
+  }
+
+  /** Whether we believe we lead, on our clock NOW (not when the loop last ran). */
+  isLeader(): boolean {
+    return this.#term !== undefined && this.#clock.monotonicMs() < this.#beliefDeadlineMs;
+  }
+
+  believes(n: number): boolean {
+    return this.isLeader() && this.#term?.number === n;
+  }
+
+  /** The current term, while believed. */
+  get term(): Term | undefined {
+    return this.isLeader() ? this.#term : undefined;
+  }
+
+  /** The holder we last observed ("" for none, undefined before the first read). */
+  get observedHolder(): string | undefined {
+    return this.#observed?.lease.spec?.holderIdentity;
+  }
+
+  /** Starts the election loop. */
+  start(): void {
+    if (this.#loop !== undefined) return;
+    const abort = new AbortController();
+    this.#loopAbort = abort;
+    this.#loop = runLoop((signal) => this.tick(signal), {
+      clock: this.#clock,
+      heartbeat: this.heartbeat,
+      periodMs: this.retryPeriodMs,
+      jitter: RETRY_JITTER,
+      random: this.#random,
+      signal: abort.signal,
+      onError: (err) => this.#options.logger?.warn({ err }, 'Leader election attempt failed'),
+    });
+  }
+
+  /** Clean stop: ends belief (aborting the leader tasks), then releases the lease if we held it. */
+  async stop(): Promise<void> {
+    const held = this.isLeader() ? this.#observed : undefined;
+    await this.#halt('stopping');
+    if (held === undefined) return;
+    const spec = held.lease.spec ?? {};
+    const now = formatMicroTime(this.#clock.wallMicros());
+    const released: Lease = {
+      ...held.lease,
+      spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
+    };
+    try {
+      await this.#api.replaceLease(this.namespace, this.name, released, { timeoutMs: RELEASE_TIMEOUT_MS });
+      this.#options.logger?.info({ lease: `${this.namespace}/${this.name}` }, 'Released the leader lease');
+    } catch (err) {
+      // Someone else already moved it, or the API is away: it will expire on its own.
+      this.#options.logger?.warn({ err }, 'Could not release the leader lease');
+    }
+  }
+
+  /** Abrupt stop, as a crash: ends belief and leaves the lease to expire. */
+  async abort(): Promise<void> {
+    await this.#halt('aborted');
+  }
+
+  async #halt(reason: string): Promise<void> {
+    this.#loopAbort?.abort(new Error(reason));
+    this.#endBelief(reason);
+    await this.#loop;
+  }
+
+  /** One attempt to acquire or renew. Returns the delay before the next. Exported for tests. */
+  async tick(signal: AbortSignal): Promise<number> {
+    const sentAtMs = this.#clock.monotonicMs();
+    if (this.isLeader() && this.#observed !== undefined) return this.#renew(this.#observed.lease, sentAtMs, signal);
+
+    let current: Lease;
+    try {
+      current = await this.#api.getLease(this.namespace, this.name, { signal });
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      return this.#create(sentAtMs, signal);
+    }
+    const now = this.#clock.monotonicMs();
+    const observed = this.#observe(current, now);
+    const holder = current.spec?.holderIdentity ?? '';
+    if (holder !== '' && holder !== this.identity) {
+      this.#endBelief(`another holder: ${holder}`);
+      const durationMs = (current.spec?.leaseDurationSeconds ?? this.leaseDurationMs / 1000) * 1000;
+      const expiresAtMs = observed.changedAtMs + durationMs;
+      if (now < expiresAtMs) return Math.min(this.#retryDelay(), expiresAtMs - now + 1);
+    }
+    return this.#renew(current, this.#clock.monotonicMs(), signal);
+  }
+
+  async #create(sentAtMs: number, signal: AbortSignal): Promise<number> {
+    const now = formatMicroTime(this.#clock.wallMicros());
+    const lease: Lease = {
+      metadata: { name: this.name, namespace: this.namespace, labels: { ...ELECTION_LABELS } },
+      spec: { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: now, renewTime: now, leaseTransitions: 0 },
+    };
+    try {
+      const created = await this.#api.createLease(this.namespace, lease, { signal });
+      this.#succeeded(created, sentAtMs);
+    } catch (err) {
+      if (!isAlreadyExists(err) && !isConflict(err)) throw err;
+      this.#endBelief('write conflict');
+    }
+    return this.#retryDelay();
+  }
+
+  async #renew(current: Lease, sentAtMs: number, signal: AbortSignal): Promise<number> {
+    const spec: LeaseSpec = current.spec ?? {};
+    const now = formatMicroTime(this.#clock.wallMicros());
+    const ours = spec.holderIdentity === this.identity;
+    const next: Lease = {
+      ...current,
+      metadata: { ...current.metadata, labels: { ...current.metadata.labels, ...ELECTION_LABELS } },
+      spec: {
+        ...spec,
+        holderIdentity: this.identity,
+        leaseDurationSeconds: this.leaseDurationMs / 1000,
+        acquireTime: ours && spec.acquireTime !== undefined ? spec.acquireTime : now,
+        renewTime: now,
+        leaseTransitions: ours ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
+      },
+    };
+    try {
+      const written = await this.#api.replaceLease(this.namespace, this.name, next, { signal });
+      this.#succeeded(written, sentAtMs);
+      return this.retryPeriodMs;
+    } catch (err) {
+      if (isConflict(err) || isNotFound(err)) {
+        // Someone wrote between our read and our write: whoever it was, we no longer know we lead.
+        this.#endBelief('write conflict');
+        this.#observed = undefined;
+        return this.#retryDelay();
+      }
+      throw err; // belief stands until its deadline; the loop logs and retries
+    }
+  }
+
+  #succeeded(written: Lease, sentAtMs: number): void {
+    this.#observe(written, this.#clock.monotonicMs());
+    const deadline = sentAtMs + this.renewDeadlineMs;
+    if (!this.isLeader()) this.#startTerm();
+    this.#beliefDeadlineMs = deadline;
+    this.#beliefTimer?.cancel();
+    const number = this.#term?.number;
+    this.#beliefTimer = this.#clock.after(deadline - this.#clock.monotonicMs(), () => {
+      if (this.#term?.number === number && this.#clock.monotonicMs() >= this.#beliefDeadlineMs) this.#endBelief('renew deadline passed');
+    });
+  }
+
+  #observe(lease: Lease, nowMs: number): Observed {
+    const s = lease.spec ?? {};
+    const key = `${s.holderIdentity ?? ''}|${s.renewTime ?? ''}|${s.acquireTime ?? ''}|${s.leaseTransitions ?? 0}`;
+    const prev = this.#observed;
+    const observed: Observed = { lease, key, changedAtMs: prev !== undefined && prev.key === key ? prev.changedAtMs : nowMs };
+    this.#observed = observed;
+    const holder = s.holderIdentity ?? '';
+    if (holder !== this.#lastHolder) {
+      this.#lastHolder = holder;
+      this.#options.onNewLeader?.(holder);
+    }
+    return observed;
+  }
+
+  #startTerm(): void {
+    if (this.#term !== undefined) this.#endBelief('new term');
+    this.#termCount++;
+    const abort = new AbortController();
+    const term = new Term(this, this.#termCount, abort.signal);
+    this.#term = term;
+    this.#termAbort = abort;
+    this.#options.logger?.info({ identity: this.identity, term: term.number }, 'Started leading');
+    const task = this.#options.onStartedLeading;
+    if (task === undefined) return;
+    // The task runs beside the loop; its failure ends nothing but itself, and is logged.
+    queueMicrotask(() => {
+      Promise.resolve()
+        .then(() => task(term))
+        .catch((err: unknown) => this.#options.logger?.error({ err, term: term.number }, 'Leader task failed'));
+    });
+  }
+
+  #endBelief(reason: string): void {
+    this.#beliefDeadlineMs = Number.NEGATIVE_INFINITY;
+    this.#beliefTimer?.cancel();
+    this.#beliefTimer = undefined;
+    const term = this.#term;
+    if (term === undefined) return;
+    this.#term = undefined;
+    this.#termAbort?.abort(new Error(`leadership ended: ${reason}`));
+    this.#termAbort = undefined;
+    this.#options.logger?.info({ identity: this.identity, term: term.number, reason }, 'Stopped leading');
+    this.#options.onStoppedLeading?.(term, reason);
+  }
+
+  #retryDelay(): number {
+    return this.retryPeriodMs * (1 + this.#random() * RETRY_JITTER);
+  }
+}

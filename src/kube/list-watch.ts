@@ -1,0 +1,367 @@
+// List and watch: the fleet readers' view of a resource, kept current by an informer that
+// restarts after every error, as client-go's Reflector does.
+//
+// | what happens                                    | the informer                                   |
+// |-------------------------------------------------|------------------------------------------------|
+// | start                                           | LISTs in pages of 500, replaces its store,     |
+// |                                                 | then WATCHes from the list's resourceVersion   |
+// | ADDED / MODIFIED / DELETED                      | updates the store, calls onEvent               |
+// | BOOKMARK                                        | remembers the resourceVersion only             |
+// | the watch ends cleanly (server timeoutSeconds)  | watches again from the last resourceVersion    |
+// | ERROR event or HTTP 410 (Expired / Gone)        | relists (the resourceVersion is too old)       |
+// | any other failure (refused, 5xx, idle, bad line)| backs off 200 ms doubling to 30 s with jitter, |
+// |                                                 | then relists                                   |
+// | its signal aborts                               | ends, closing the stream                       |
+//
+// The store holds a PROJECTION of each object, chosen by the caller, never the object itself: a
+// realistic Node is several KiB (images, addresses, capacity), and the controller needs a few
+// fields of it. So memory is bounded by the projection, not by what the server sends.
+//
+// Bounded: every list page has the client's timeout and a body cap; a watch line is capped at
+// MAX_LINE_BYTES; a watch with no bytes for its timeoutSeconds + IDLE_SLACK_MS is treated as
+// dead; retries back off to a cap. The watch stream uses its own connection (a watch holds one
+// for minutes) with the same target, token and error mapping as KubeClient.
+//
+// A relist after an error replays as events: objects that vanished are reported DELETED, every
+// listed object ADDED or MODIFIED, so a consumer that counts on events never misses a change.
+import http from 'node:http';
+import https from 'node:https';
+import type { Clock } from '../clock/clock.ts';
+import { wallMs } from '../clock/clock.ts';
+import type { Logger } from '../log/logger.ts';
+import { FailureRun } from '../log/failure-run.ts';
+import { VERSION } from '../version.ts';
+import { BearerToken } from './bearer-token.ts';
+import { errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
+import type { KubeClient } from './kube-client.ts';
+import type { KubeTarget } from './kube-config.ts';
+import type { ObjectMeta } from './kube-types.ts';
+
+/** client-go's reflector lists in pages of 500. */
+export const LIST_PAGE_SIZE = 500;
+/** One watch event (one object) larger than this is refused as a bad stream. */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** Server-side watch timeout: 5 to 10 minutes, as client-go's minWatchTimeout × (1 + rand). */
+const WATCH_TIMEOUT_MIN_S = 300;
+/** A watch that sends nothing for its timeout plus this is dead (a half-open connection). */
+const IDLE_SLACK_MS = 30_000;
+/** Backoff between restarts after an error: upstream's reflector backs off 800 ms to 30 s. */
+const BACKOFF_INITIAL_MS = 200;
+const BACKOFF_MAX_MS = 30_000;
+
+export interface KubeObject {
+  readonly metadata: ObjectMeta;
+}
+
+export interface ListPage<T> {
+  readonly items: T[];
+  readonly metadata: { readonly resourceVersion?: string; readonly continue?: string };
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent<T> {
+  readonly type: WatchEventType;
+  readonly object: T;
+}
+
+/** Where an informer reads from: one collection (e.g. /api/v1/nodes) with an optional selector. */
+export interface ListWatchSource<T extends KubeObject> {
+  readonly what: string;
+  list(options: { signal: AbortSignal; limit: number; continueToken?: string | undefined }): Promise<ListPage<T>>;
+  /** Streams events until the server ends the watch (resolves) or it fails (rejects). */
+  watch(resourceVersion: string, signal: AbortSignal, onEvent: (event: WatchEvent<T>) => void): Promise<void>;
+}
+
+/** Thrown out of a watch when its resourceVersion is too old (410 or an ERROR event): relist. */
+export class WatchExpiredError extends Error {
+  readonly code = 'watch_expired';
+}
+
+/** A source over the project's client (lists) and a watch stream to the same target. */
+export function kubeListWatch<T extends KubeObject>(options: {
+  readonly client: KubeClient;
+  readonly target: KubeTarget;
+  readonly clock: Clock;
+  /** The collection path, e.g. /apis/coordination.k8s.io/v1/namespaces/nodepulse/leases. */
+  readonly path: string;
+  readonly labelSelector?: string | undefined;
+  readonly random?: () => number;
+}): ListWatchSource<T> {
+  const { client, clock, path } = options;
+  const selector = options.labelSelector === undefined || options.labelSelector === '' ? {} : { labelSelector: options.labelSelector };
+  const token = new BearerToken({ clock, token: options.target.token, tokenFile: options.target.tokenFile });
+  const secure = options.target.server.startsWith('https:');
+  const t = options.target;
+  const agent = secure
+    ? new https.Agent({
+        keepAlive: false,
+        ...(t.ca === undefined ? {} : { ca: t.ca }),
+        ...(t.cert === undefined ? {} : { cert: t.cert }),
+        ...(t.key === undefined ? {} : { key: t.key }),
+        ...(t.tlsServerName === undefined ? {} : { servername: t.tlsServerName }),
+        rejectUnauthorized: !t.skipTLSVerify,
+      })
+    : new http.Agent({ keepAlive: false });
+  const random = options.random ?? Math.random;
+  return {
+    what: path,
+    list: ({ signal, limit, continueToken }) =>
+      client.request<ListPage<T>>({
+        method: 'GET',
+        path,
+        query: { ...selector, limit: String(limit), ...(continueToken === undefined ? {} : { continue: continueToken }) },
+        signal,
+        what: `LIST ${path}`,
+      }),
+    watch: async (resourceVersion, signal, onEvent) => {
+      const timeoutSeconds = Math.floor(WATCH_TIMEOUT_MIN_S * (1 + random()));
+      const url = new URL(t.server + path);
+      for (const [k, v] of Object.entries({
+        ...selector,
+        watch: 'true',
+        resourceVersion,
+        allowWatchBookmarks: 'true',
+        timeoutSeconds: String(timeoutSeconds),
+      })) {
+        url.searchParams.set(k, v);
+      }
+      const authorization = await token.header();
+      const headers: Record<string, string> = { accept: 'application/json', 'user-agent': `nodepulse/${VERSION}` };
+      if (authorization !== undefined) headers['authorization'] = authorization;
+      await streamWatch(url, headers, secure, agent, clock, signal, timeoutSeconds * 1000 + IDLE_SLACK_MS, `WATCH ${path}`, onEvent, () => {
+        void token.reload();
+      });
+    },
+  };
+}
+
+function streamWatch<T>(
+  url: URL,
+  headers: Record<string, string>,
+  secure: boolean,
+  agent: http.Agent,
+  clock: Clock,
+  signal: AbortSignal,
+  idleMs: number,
+  what: string,
+  onEvent: (event: WatchEvent<T>) => void,
+  onUnauthorized: () => void,
+): Promise<void> {
+  const controller = new AbortController();
+  let how: 'timeout' | 'aborted' | 'failed' = 'failed';
+  const onAbort = (): void => {
+    how = 'aborted';
+    controller.abort(signal.reason);
+  };
+  if (signal.aborted) return Promise.reject(errorFromTransport(what, signal.reason, 'aborted', idleMs));
+  signal.addEventListener('abort', onAbort, { once: true });
+  let idle = clock.after(idleMs, onIdle);
+  function onIdle(): void {
+    how = 'timeout';
+    controller.abort(new Error('watch idle'));
+  }
+  const poke = (): void => {
+    idle.cancel();
+    idle = clock.after(idleMs, onIdle);
+  };
+  const send = secure ? https.request : http.request;
+  return new Promise<void>((resolve, reject) => {
+    const request = send(url, { method: 'GET', headers, agent, signal: controller.signal }, (response) => {
+      const status = response.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size <= 64 * 1024) chunks.push(c);
+        });
+        response.on('end', () => {
+          if (status === 401) onUnauthorized();
+          const err = errorFromResponse(what, status, Buffer.concat(chunks).toString('utf8'), undefined, wallMs(clock));
+          reject(status === 410 ? new WatchExpiredError(`${what}: ${err.message}`, { cause: err }) : err);
+        });
+        response.on('error', (e) => reject(errorFromTransport(what, e, how, idleMs)));
+        return;
+      }
+      let pending: Buffer[] = [];
+      let pendingBytes = 0;
+      let failed = false;
+      const fail = (err: Error): void => {
+        if (failed) return;
+        failed = true;
+        response.destroy();
+        reject(err);
+      };
+      const line = (bytes: Buffer): void => {
+        if (bytes.length === 0) return;
+        let event: WatchEvent<T>;
+        try {
+          event = JSON.parse(bytes.toString('utf8')) as WatchEvent<T>;
+        } catch (err) {
+          fail(new KubeApiError('bad_response', `${what}: a watch line that is not JSON`, { status, what, cause: err }));
+          return;
+        }
+        if (event.type === 'ERROR') {
+          const s = event.object as { code?: number; reason?: string; message?: string };
+          const message = `${what}: watch ERROR ${s.code ?? '?'} ${s.reason ?? ''}: ${s.message ?? ''}`;
+          fail(s.code === 410 || s.reason === 'Expired' || s.reason === 'Gone' ? new WatchExpiredError(message) : new KubeApiError('unavailable', message, { status: s.code ?? 0, what }));
+          return;
+        }
+        try {
+          onEvent(event);
+        } catch (err) {
+          fail(err instanceof Error ? err : new Error(String(err)));
+        }
+      };
+      response.on('data', (chunk: Buffer) => {
+        poke();
+        let start = 0;
+        for (let i = chunk.indexOf(10); i !== -1 && !failed; i = chunk.indexOf(10, start)) {
+          const part = chunk.subarray(start, i);
+          line(pending.length === 0 ? part : Buffer.concat([...pending, part]));
+          pending = [];
+          pendingBytes = 0;
+          start = i + 1;
+        }
+        if (failed) return;
+        if (start < chunk.length) {
+          pending.push(chunk.subarray(start));
+          pendingBytes += chunk.length - start;
+          if (pendingBytes > MAX_LINE_BYTES) fail(new KubeApiError('bad_response', `${what}: a watch event larger than ${MAX_LINE_BYTES} bytes`, { status, what }));
+        }
+      });
+      response.on('end', () => {
+        if (failed) return;
+        if (pendingBytes > 0) line(Buffer.concat(pending));
+        if (!failed) resolve();
+      });
+      response.on('error', (e) => fail(errorFromTransport(what, e, how, idleMs)));
+      response.on('aborted', () => fail(errorFromTransport(what, new Error('response aborted'), how, idleMs)));
+    });
+    request.on('error', (e) => reject(errorFromTransport(what, e, how, idleMs)));
+    request.end();
+  }).finally(() => {
+    idle.cancel();
+    signal.removeEventListener('abort', onAbort);
+  });
+}
+
+export type InformerEvent<S> =
+  | { readonly type: 'upsert'; readonly key: string; readonly value: S; readonly previous: S | undefined }
+  | { readonly type: 'delete'; readonly key: string; readonly previous: S };
+
+export interface InformerOptions<T extends KubeObject, S> {
+  readonly source: ListWatchSource<T>;
+  readonly clock: Clock;
+  /** What the store keeps of an object; keep it small. */
+  readonly project: (object: T) => S;
+  /** The store key; metadata.name by default (namespaced callers watch one namespace). */
+  readonly key?: (object: T) => string;
+  /** Called for every change, including the replay of a relist. Must not throw. */
+  readonly onEvent?: (event: InformerEvent<S>) => void;
+  /** Called after each complete list (the first one means "synced"). */
+  readonly onSynced?: () => void;
+  readonly logger?: Logger;
+  readonly random?: () => number;
+}
+
+/** A store kept current by list + watch, restarting after errors. */
+export class Informer<T extends KubeObject, S> {
+  readonly store = new Map<string, S>();
+  readonly #o: InformerOptions<T, S>;
+  readonly #key: (object: T) => string;
+  readonly #failures: FailureRun | undefined;
+  #synced = false;
+  #lists = 0;
+  #watches = 0;
+
+  constructor(options: InformerOptions<T, S>) {
+    this.#o = options;
+    this.#key = options.key ?? ((o) => o.metadata.name ?? '');
+    this.#failures = options.logger === undefined ? undefined : new FailureRun(options.logger.child({ source: options.source.what }), 'List and watch');
+  }
+
+  /** Whether a first list has completed. */
+  get synced(): boolean {
+    return this.#synced;
+  }
+
+  /** Lists and watches started so far (for tests and the steady-state check). */
+  get counts(): { lists: number; watches: number } {
+    return { lists: this.#lists, watches: this.#watches };
+  }
+
+  /** Runs until the signal aborts; never rejects. */
+  async run(signal: AbortSignal): Promise<void> {
+    const random = this.#o.random ?? Math.random;
+    let backoff = BACKOFF_INITIAL_MS;
+    while (!signal.aborted) {
+      try {
+        let rv = await this.#relist(signal);
+        this.#failures?.succeeded();
+        backoff = BACKOFF_INITIAL_MS;
+        for (;;) {
+          this.#watches++;
+          await this.#o.source.watch(rv, signal, (event) => {
+            const next = event.object.metadata.resourceVersion;
+            if (event.type !== 'BOOKMARK') this.#apply(event);
+            if (next !== undefined && next !== '') rv = next;
+          });
+          // A clean end is the server's timeoutSeconds: resume from where we were.
+        }
+      } catch (err) {
+        if (signal.aborted) break;
+        if (err instanceof WatchExpiredError) continue; // relist at once, as the reflector does
+        this.#failures?.failed(err);
+        try {
+          await this.#o.clock.sleep(backoff * (1 + random() * 0.5), signal);
+        } catch {
+          break;
+        }
+        backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
+      }
+    }
+  }
+
+  async #relist(signal: AbortSignal): Promise<string> {
+    this.#lists++;
+    const seen = new Set<string>();
+    let continueToken: string | undefined;
+    let rv = '';
+    do {
+      const page = await this.#o.source.list({ signal, limit: LIST_PAGE_SIZE, continueToken });
+      for (const item of page.items) {
+        const key = this.#key(item);
+        seen.add(key);
+        this.#apply({ type: 'MODIFIED', object: item });
+      }
+      // The first page's resourceVersion is the snapshot's; later pages repeat it.
+      if (rv === '') rv = page.metadata.resourceVersion ?? '';
+      const next = page.metadata.continue;
+      continueToken = next === undefined || next === '' ? undefined : next;
+    } while (continueToken !== undefined);
+    for (const [key, previous] of [...this.store]) {
+      if (seen.has(key)) continue;
+      this.store.delete(key);
+      this.#o.onEvent?.({ type: 'delete', key, previous });
+    }
+    this.#synced = true;
+    this.#o.onSynced?.();
+    return rv;
+  }
+
+  #apply(event: WatchEvent<T>): void {
+    const key = this.#key(event.object);
+    const previous = this.store.get(key);
+    if (event.type === 'DELETED') {
+      if (previous === undefined) return;
+      this.store.delete(key);
+      this.#o.onEvent?.({ type: 'delete', key, previous });
+      return;
+    }
+    const value = this.#o.project(event.object);
+    this.store.set(key, value);
+    this.#o.onEvent?.({ type: 'upsert', key, value, previous });
+  }
+}
