@@ -1,0 +1,211 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test, type TestContext } from 'node:test';
+import { ManualClock } from '../clock/manual-clock.ts';
+import { KubeApiError } from './kube-api-error.ts';
+import { KubeClient } from './kube-client.ts';
+import type { KubeTarget } from './kube-config.ts';
+
+interface Seen {
+  method: string;
+  url: string;
+  authorization: string | undefined;
+  contentType: string | undefined;
+  body: string;
+}
+
+type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+/** A loopback server on port 0 that records every request and answers with handler. */
+async function server(t: TestContext, handler: Handler): Promise<{ url: string; seen: Seen[] }> {
+  const seen: Seen[] = [];
+  const srv: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      seen.push({ method: req.method ?? '', url: req.url ?? '', authorization: req.headers.authorization, contentType: req.headers['content-type'], body });
+      handler(req, res, body);
+    });
+  });
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  t.after(() => new Promise<void>((resolve) => { srv.closeAllConnections(); srv.close(() => resolve()); }));
+  return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, seen };
+}
+
+function target(server: string, auth: { token?: string; tokenFile?: string } = {}): KubeTarget {
+  return {
+    server,
+    ca: undefined,
+    cert: undefined,
+    key: undefined,
+    skipTLSVerify: false,
+    tlsServerName: undefined,
+    token: auth.token,
+    tokenFile: auth.tokenFile,
+    namespace: undefined,
+    source: 'test',
+  };
+}
+
+function client(t: TestContext, tgt: KubeTarget, clock = new ManualClock()): KubeClient {
+  const c = new KubeClient({ target: tgt, clock });
+  t.after(() => c.close());
+  return c;
+}
+
+function json(res: ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(value));
+}
+
+async function rejection(p: Promise<unknown>): Promise<KubeApiError> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof KubeApiError, `expected a KubeApiError, got ${String(err)}`);
+    return err;
+  }
+  assert.fail('expected the call to fail');
+}
+
+test('a lease merge patch goes to the real path with its content type and the bearer token', async (t) => {
+  const s = await server(t, (_req, res) => json(res, 200, { metadata: { name: 'n1' } }));
+  const c = client(t, target(s.url, { token: 'tok' }));
+  const lease = await c.patchLease('np', 'n1', { spec: { renewTime: 'x' } });
+  assert.deepEqual(lease, { metadata: { name: 'n1' } });
+  assert.deepEqual(s.seen, [
+    {
+      method: 'PATCH',
+      url: '/apis/coordination.k8s.io/v1/namespaces/np/leases/n1',
+      authorization: 'Bearer tok',
+      contentType: 'application/merge-patch+json',
+      body: '{"spec":{"renewTime":"x"}}',
+    },
+  ]);
+});
+
+test('each call uses its own path, verb and content type', async (t) => {
+  const s = await server(t, (_req, res) => json(res, 200, {}));
+  const c = client(t, target(s.url));
+  await c.getLease('np', 'n1');
+  await c.createLease('np', { metadata: { name: 'n1' } });
+  await c.getNode('n1');
+  await c.patchNodeStatus('n1', { status: {} });
+  await c.createEvent('default', {
+    apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e' }, eventTime: 't', reportingController: 'c',
+    reportingInstance: 'i', action: 'a', reason: 'r', type: 'Normal', regarding: {},
+  });
+  assert.deepEqual(s.seen.map((r) => `${r.method} ${r.url} ${r.contentType ?? '-'} ${r.authorization ?? 'no-auth'}`), [
+    'GET /apis/coordination.k8s.io/v1/namespaces/np/leases/n1 - no-auth',
+    'POST /apis/coordination.k8s.io/v1/namespaces/np/leases application/json no-auth',
+    'GET /api/v1/nodes/n1 - no-auth',
+    'PATCH /api/v1/nodes/n1/status application/strategic-merge-patch+json no-auth',
+    'POST /apis/events.k8s.io/v1/namespaces/default/events application/json no-auth',
+  ]);
+  assert.deepEqual(JSON.parse(s.seen[1]?.body ?? ''), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'n1' } });
+});
+
+test('a token file is re-read after 60 s, and at once after a 401', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-token-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'token');
+  writeFileSync(file, 'one\n');
+  let valid = 'one';
+  const s = await server(t, (req, res) => {
+    if (req.headers.authorization === `Bearer ${valid}`) json(res, 200, {});
+    else json(res, 401, { kind: 'Status', status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+  });
+  const clock = new ManualClock();
+  const c = client(t, target(s.url, { tokenFile: file }), clock);
+  await c.getNode('n');
+  writeFileSync(file, 'two\n');
+  await clock.advance(59_999);
+  await c.getNode('n'); // still "one", which the server still accepts
+  await clock.advance(1);
+  valid = 'two';
+  await c.getNode('n'); // 60 s: re-read, "two"
+  // Rotate again; the server accepts only the new token at once.
+  writeFileSync(file, 'three\n');
+  valid = 'three';
+  const err = await rejection(c.getNode('n'));
+  assert.equal(err.code, 'unauthorized');
+  await c.getNode('n'); // the 401 re-read the file: "three"
+  assert.deepEqual(s.seen.map((r) => r.authorization), ['Bearer one', 'Bearer one', 'Bearer two', 'Bearer two', 'Bearer three']);
+});
+
+test('no error message or property holds the bearer token', async (t) => {
+  const s = await server(t, (_req, res) => json(res, 403, { kind: 'Status', message: 'forbidden', reason: 'Forbidden', code: 403 }));
+  const c = client(t, target(s.url, { token: 'very-secret-token' }));
+  const err = await rejection(c.getNode('n'));
+  assert.equal(err.code, 'forbidden');
+  assert.doesNotMatch(JSON.stringify({ ...err, message: err.message, stack: err.stack }), /very-secret-token/);
+  assert.doesNotMatch(JSON.stringify(c), /very-secret-token/);
+});
+
+test('a request with no answer times out on the injected clock as unavailable', async (t) => {
+  const s = await server(t, () => { /* never answers */ });
+  const clock = new ManualClock();
+  const c = client(t, target(s.url), clock);
+  const pending = rejection(c.getNode('n'));
+  for (let i = 0; i < 100 && s.seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(s.seen.length, 1, 'precondition: the request reached the server');
+  await clock.advance(9_999);
+  await clock.advance(1);
+  const err = await pending;
+  assert.equal(err.code, 'unavailable');
+  assert.equal(err.message, 'GET nodes n: no answer within 10000ms');
+});
+
+test("the caller's signal aborts a request as aborted, not as unavailable", async (t) => {
+  const s = await server(t, () => { /* never answers */ });
+  const c = client(t, target(s.url));
+  const controller = new AbortController();
+  const pending = rejection(c.getNode('n', { signal: controller.signal }));
+  for (let i = 0; i < 100 && s.seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  controller.abort();
+  assert.equal((await pending).code, 'aborted');
+});
+
+test('a refused connection is unavailable', async (t) => {
+  const s = await server(t, (_req, res) => json(res, 200, {}));
+  const port = new URL(s.url).port;
+  const probe = createServer();
+  // A port that was free a moment ago: bind and close to get one nobody listens on.
+  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+  const freePort = (probe.address() as AddressInfo).port;
+  await new Promise<void>((r) => probe.close(() => r()));
+  assert.notEqual(String(freePort), port);
+  const c = client(t, target(`http://127.0.0.1:${freePort}`));
+  const err = await rejection(c.getNode('n'));
+  assert.equal(err.code, 'unavailable');
+  assert.match(err.message, /^GET nodes n: ECONNREFUSED/);
+});
+
+test('a 2xx that is not a JSON object is bad_response, naming the status', async (t) => {
+  const s = await server(t, (_req, res) => { res.writeHead(200, { 'content-type': 'text/html' }); res.end('<html>login</html>'); });
+  const err = await rejection(client(t, target(s.url)).getNode('n'));
+  assert.equal(err.code, 'bad_response');
+  assert.equal(err.message, 'GET nodes n: HTTP 200 with a body that is not a JSON object: "<html>login</html>"');
+});
+
+test('a body past the size bound is refused', async (t) => {
+  const s = await server(t, (_req, res) => json(res, 200, { pad: 'x'.repeat(2048) }));
+  const c = new KubeClient({ target: target(s.url), clock: new ManualClock(), maxResponseBytes: 1024 });
+  t.after(() => c.close());
+  const err = await rejection(c.getNode('n'));
+  assert.equal(err.code, 'bad_response');
+  assert.match(err.message, /a body larger than 1024 bytes/);
+});
+
+test('a 429 keeps Retry-After', async (t) => {
+  const s = await server(t, (_req, res) => json(res, 429, { kind: 'Status', message: 'slow down', reason: 'TooManyRequests', code: 429 }, { 'retry-after': '2' }));
+  const err = await rejection(client(t, target(s.url)).patchLease('np', 'n', {}));
+  assert.equal(err.code, 'too_many_requests');
+  assert.equal(err.retryAfterMs, 2_000);
+  assert.equal(err.message, 'PATCH leases np/n: HTTP 429 TooManyRequests: slow down');
+});
