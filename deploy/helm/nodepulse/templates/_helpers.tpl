@@ -1,0 +1,42 @@
+{{/* Name of the chart. */}}
+{{- define "nodepulse.name" -}}
+{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/* Base name of every object: the release name, with the chart name when it lacks it. */}}
+{{- define "nodepulse.fullname" -}}
+{{- if contains .Chart.Name .Release.Name }}
+{{- .Release.Name | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+
+{{- define "nodepulse.serviceAccountName" -}}
+{{- include "nodepulse.fullname" . }}
+{{- end }}
+
+{{- define "nodepulse.leaseNamespace" -}}
+{{- default .Release.Namespace .Values.leaseNamespace }}
+{{- end }}
+
+{{- define "nodepulse.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "nodepulse.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: agent
+{{- end }}
+
+{{- define "nodepulse.labels" -}}
+{{ include "nodepulse.selectorLabels" . }}
+app.kubernetes.io/part-of: nodepulse
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{/* Host directories to mount: socketDirs plus the endpoint's own directory, deduplicated. */}}
+{{- define "nodepulse.socketDirs" -}}
+{{- $endpointDir := .Values.runtime.endpoint | trimPrefix "unix://" | dir }}
+{{- $dirs := append .Values.runtime.socketDirs $endpointDir | uniq }}
+{{- toJson $dirs }}
+{{- end }}

@@ -1,0 +1,175 @@
+// The agent's manifests, rendered by the real `kubectl kustomize` and `helm template`, checked
+// against the Kubernetes and prometheus-operator schemas, against the issue's requirements,
+// and against each other.
+import assert from 'node:assert/strict';
+import { after, test } from 'node:test';
+import { assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf } from './agent-manifest-checks.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize, type K8sObject } from './render.ts';
+import { schemaErrors } from './schema.ts';
+
+const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
+const OPTIONAL_KINDS = ['Service', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+
+const kustomizeAll = renderKustomize('deploy/overlays/all');
+const kustomizeBase = renderKustomize('deploy');
+const helm = helmRunner();
+after(() => helm.close());
+const helmAll = helm.template(HELM_ALL_COMPONENTS);
+const helmDefault = helm.template([]);
+
+function kinds(objects: readonly K8sObject[]): string[] {
+  return objects.map((o) => o.kind).sort();
+}
+
+test('every object kustomize renders, with every component on, validates against its schema', () => {
+  assert.ok(kustomizeAll.length >= 15, `precondition: the all overlay renders the full set, got ${kinds(kustomizeAll).join(',')}`);
+  for (const kind of OPTIONAL_KINDS) assert.ok(kustomizeAll.some((o) => o.kind === kind), `the all overlay must render a ${kind}`);
+  assert.deepEqual(kustomizeAll.flatMap(schemaErrors), []);
+});
+
+test('every object helm renders, with every component on, validates against its schema', () => {
+  for (const kind of OPTIONAL_KINDS) assert.ok(helmAll.some((o) => o.kind === kind), `helm with every component must render a ${kind}`);
+  assert.deepEqual(helmAll.flatMap(schemaErrors), []);
+  assert.deepEqual(helmDefault.flatMap(schemaErrors), []);
+});
+
+test('a schema violation is reported, so the schema check can fail', () => {
+  const ds = structuredClone(only(kustomizeAll, 'DaemonSet')) as K8sObject & { spec: { template: { spec: { containers: Array<{ ports: Array<{ containerPort: unknown }> }> } } } };
+  const port = ds.spec.template.spec.containers[0]?.ports[0];
+  assert.ok(port, 'precondition: the agent container has a port');
+  port.containerPort = 'nine thousand';
+  assert.equal(schemaErrors(ds).length, 1);
+  assert.match(schemaErrors({ apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'w' } })[0] ?? '', /must have a known schema/);
+});
+
+test('helm lint --strict passes with the defaults and with every component on', () => {
+  assert.match(helm.lint([]), /0 chart\(s\) failed/);
+  assert.match(helm.lint(HELM_ALL_COMPONENTS), /0 chart\(s\) failed/);
+});
+
+test('the kustomize DaemonSet meets every requirement: selector, tolerations, probes, mounts, security', () => {
+  assertAgentDaemonSet(only(kustomizeAll, 'DaemonSet'), 'nodepulse');
+});
+
+test('the helm DaemonSet meets every requirement: selector, tolerations, probes, mounts, security', () => {
+  assertAgentDaemonSet(only(helmAll, 'DaemonSet'), 'nodepulse');
+});
+
+test('RBAC grants the agent exactly leases get/create/patch, nodes get, nodes/status patch and events create/patch', () => {
+  assert.deepEqual(grantsOf(kustomizeAll, AGENT_SA), EXPECTED_AGENT_GRANTS);
+  assert.deepEqual(grantsOf(kustomizeBase, AGENT_SA), EXPECTED_AGENT_GRANTS);
+  assert.deepEqual(grantsOf(helmAll, AGENT_SA), EXPECTED_AGENT_GRANTS);
+  assert.deepEqual(grantsOf(helmDefault, AGENT_SA), EXPECTED_AGENT_GRANTS);
+});
+
+test('no role in the render exists beyond the agent\'s own three', () => {
+  for (const objects of [kustomizeAll, helmAll]) {
+    const roles = objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`);
+    assert.deepEqual(roles.sort(), ['ClusterRole/-/nodepulse-agent', 'Role/default/nodepulse-events', 'Role/nodepulse/nodepulse-lease']);
+  }
+});
+
+test('a grant wider than the list fails the RBAC check', () => {
+  const widened = kustomizeAll.map((o) =>
+    o.kind === 'ClusterRole' ? { ...o, rules: [...(o['rules'] as unknown[]), { apiGroups: [''], resources: ['nodes'], verbs: ['list'] }] } : o);
+  assert.notDeepEqual(grantsOf(widened, AGENT_SA), EXPECTED_AGENT_GRANTS);
+});
+
+test('kustomize and helm render the same agent pod and the same grants', () => {
+  assert.deepEqual(agentPodProjection(only(helmAll, 'DaemonSet')), agentPodProjection(only(kustomizeAll, 'DaemonSet')));
+  assert.deepEqual(grantsOf(helmAll, AGENT_SA), grantsOf(kustomizeAll, AGENT_SA));
+});
+
+test('kustomize and helm render the same optional components', () => {
+  const spec = (objs: readonly K8sObject[], kind: string): unknown => only(objs, kind)['spec'];
+  assert.deepEqual(spec(helmAll, 'FlowSchema'), spec(kustomizeAll, 'FlowSchema'));
+  assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicy'), spec(kustomizeAll, 'ValidatingAdmissionPolicy'));
+  assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicyBinding'), spec(kustomizeAll, 'ValidatingAdmissionPolicyBinding'));
+  assert.deepEqual(spec(helmAll, 'PrometheusRule'), spec(kustomizeAll, 'PrometheusRule'));
+  const endpoints = (objs: readonly K8sObject[]): unknown => (spec(objs, 'PodMonitor') as { podMetricsEndpoints: unknown }).podMetricsEndpoints;
+  assert.deepEqual(endpoints(helmAll), endpoints(kustomizeAll));
+  const ports = (objs: readonly K8sObject[]): unknown => (spec(objs, 'Service') as { ports: unknown; clusterIP: unknown });
+  assert.deepEqual({ ...(ports(helmAll) as object), selector: null }, { ...(ports(kustomizeAll) as object), selector: null });
+});
+
+test('the Service and PodMonitor select the agent pods, and the PodMonitor adds job and node labels', () => {
+  for (const objects of [kustomizeAll, helmAll]) {
+    const podLabels = (only(objects, 'DaemonSet')['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+    const svc = only(objects, 'Service')['spec'] as { clusterIP: string; selector: Record<string, string> };
+    assert.equal(svc.clusterIP, 'None');
+    for (const [k, v] of Object.entries(svc.selector)) assert.equal(podLabels[k], v, `Service selector ${k}`);
+    const pm = only(objects, 'PodMonitor')['spec'] as { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ relabelings: unknown[] }> };
+    for (const [k, v] of Object.entries(pm.selector.matchLabels)) assert.equal(podLabels[k], v, `PodMonitor selector ${k}`);
+    assert.deepEqual(pm.podMetricsEndpoints[0]?.relabelings, [
+      { action: 'replace', targetLabel: 'job', replacement: 'nodepulse' },
+      { action: 'replace', sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'node' },
+    ]);
+  }
+});
+
+test('the FlowSchema puts only the agent\'s lease writes in node-high', () => {
+  const fs = only(kustomizeAll, 'FlowSchema')['spec'] as {
+    priorityLevelConfiguration: { name: string };
+    rules: Array<{ subjects: unknown[]; resourceRules: Array<{ apiGroups: string[]; resources: string[]; namespaces: string[] }>; nonResourceRules?: unknown }>;
+  };
+  assert.equal(fs.priorityLevelConfiguration.name, 'node-high');
+  assert.deepEqual(fs.rules.map((r) => r.subjects), [[{ kind: 'ServiceAccount', serviceAccount: { name: 'nodepulse', namespace: 'nodepulse' } }]]);
+  assert.deepEqual(fs.rules.flatMap((r) => r.resourceRules.map((rr) => [rr.apiGroups, rr.resources, rr.namespaces])), [[['coordination.k8s.io'], ['leases'], ['nodepulse']]]);
+});
+
+test('the admission policy confines the agent to its token\'s node, for leases and nodes/status', () => {
+  const vap = only(kustomizeAll, 'ValidatingAdmissionPolicy')['spec'] as {
+    failurePolicy: string;
+    matchConditions: Array<{ expression: string }>;
+    variables: Array<{ expression: string }>;
+    validations: Array<{ expression: string }>;
+    matchConstraints: { resourceRules: Array<{ resources: string[] }> };
+  };
+  assert.equal(vap.failurePolicy, 'Fail');
+  assert.deepEqual(vap.matchConstraints.resourceRules.flatMap((r) => r.resources).sort(), ['leases', 'nodes/status']);
+  assert.match(vap.matchConditions[0]?.expression ?? '', /system:serviceaccount:nodepulse:nodepulse/);
+  assert.match(vap.variables[0]?.expression ?? '', /request\.userInfo\.extra\['authentication\.kubernetes\.io\/node-name'\]/);
+  assert.ok(vap.validations.some((v) => v.expression === 'object.metadata.name == variables.tokenNode'));
+  const binding = only(kustomizeAll, 'ValidatingAdmissionPolicyBinding')['spec'] as { policyName: string; validationActions: string[] };
+  assert.equal(binding.policyName, only(kustomizeAll, 'ValidatingAdmissionPolicy').metadata.name);
+  assert.deepEqual(binding.validationActions, ['Deny']);
+});
+
+test('helm renders no optional component unless asked', () => {
+  for (const kind of OPTIONAL_KINDS) assert.equal(helmDefault.some((o) => o.kind === kind), false, kind);
+  assert.deepEqual(kinds(renderKustomize('deploy')).filter((k) => OPTIONAL_KINDS.includes(k)), []);
+});
+
+test('helm with the Node condition off drops its flag-guarded grants and passes --node-condition=false', () => {
+  const objects = helm.template(['nodeCondition=false']);
+  assert.deepEqual(grantsOf(objects, AGENT_SA), [
+    'ClusterRole - core nodes get',
+    'Role nodepulse coordination.k8s.io leases create',
+    'Role nodepulse coordination.k8s.io leases get',
+    'Role nodepulse coordination.k8s.io leases patch',
+  ]);
+  const args = (only(objects, 'DaemonSet')['spec'] as { template: { spec: { containers: Array<{ args?: string[] }> } } }).template.spec.containers[0]?.args;
+  assert.deepEqual(args, ['--node-condition=false']);
+});
+
+test('helm values move the lease namespace, set thresholds, and mount a CRI-O endpoint\'s directory', () => {
+  const objects = helm.template([
+    'leaseNamespace=node-leases',
+    'agent.relistThreshold=5m',
+    'agent.relistDeadline=2m',
+    'runtime.endpoint=unix:///run/crio/crio.sock',
+    'runtime.socketDirs={/run/crio}',
+    'tolerations[0].key=dedicated',
+    'tolerations[0].operator=Exists',
+  ], { release: 'np', namespace: 'ops' });
+  assert.deepEqual(grantsOf(objects, { namespace: 'ops', name: 'np-nodepulse' }).filter((g) => g.includes('leases')), [
+    'Role node-leases coordination.k8s.io leases create',
+    'Role node-leases coordination.k8s.io leases get',
+    'Role node-leases coordination.k8s.io leases patch',
+  ]);
+  const pod = (only(objects, 'DaemonSet')['spec'] as { template: { spec: { tolerations: unknown; volumes: Array<{ hostPath?: { path: string } }>; containers: Array<{ args?: string[] }> } } }).template.spec;
+  assert.deepEqual(pod.containers[0]?.args, ['--relist-deadline=2m', '--relist-threshold=5m', '--lease-namespace=node-leases']);
+  assert.deepEqual(pod.volumes.flatMap((v) => (v.hostPath ? [v.hostPath.path] : [])), ['/run/crio']);
+  assert.deepEqual(pod.tolerations, [{ key: 'dedicated', operator: 'Exists' }]);
+  assert.deepEqual(objects.flatMap(schemaErrors), []);
+});

@@ -1,0 +1,106 @@
+// Renders the deploy/ manifests with the real tools: `kubectl kustomize` (kustomize v5 built
+// into kubectl) and `helm template` / `helm lint`, both from k8sTools(). Helm's cache, config
+// and data folders go to a private temporary folder, removed by the caller's cleanup, so a test
+// run never touches the user's ~/.cache/helm.
+//
+// Failure modes: a tool that exits non-zero throws with its stderr; a render that is not YAML
+// throws from the parser. Every call has a timeout, so a wedged tool fails the test instead of
+// hanging it.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { k8sTools } from '../support/k8s-tools.ts';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
+export const CHART_DIR = join(REPO_ROOT, 'deploy', 'helm', 'nodepulse');
+
+/** Helm values that turn every optional component on, as the kustomize `all` overlay does. */
+export const HELM_ALL_COMPONENTS = [
+  'monitoring.enabled=true',
+  'flowSchema.enabled=true',
+  'admissionPolicy.enabled=true',
+] as const;
+
+const TOOL_TIMEOUT_MS = 60_000;
+const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
+
+/** A rendered Kubernetes object, as parsed from YAML. */
+export interface K8sObject {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string; readonly labels?: Record<string, string> };
+  readonly [key: string]: unknown;
+}
+
+/** Parses a multi-document YAML stream; empty documents are skipped, a YAML error throws. */
+export function parseManifests(text: string): K8sObject[] {
+  const objects: K8sObject[] = [];
+  for (const doc of parseAllDocuments(text)) {
+    if (doc.errors.length > 0) throw new Error(`render: YAML must parse: ${doc.errors[0]?.message ?? ''}`);
+    const value: unknown = doc.toJS();
+    if (value === null || value === undefined) continue;
+    objects.push(value as K8sObject);
+  }
+  return objects;
+}
+
+function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): string {
+  return execFileSync(file, args, {
+    cwd: REPO_ROOT,
+    env,
+    encoding: 'utf8',
+    timeout: TOOL_TIMEOUT_MS,
+    maxBuffer: MAX_OUTPUT_BYTES,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** `kubectl kustomize <dir>` (relative to the repo root), parsed. */
+export function renderKustomize(dir: string): K8sObject[] {
+  return parseManifests(run(k8sTools().kubectl, ['kustomize', dir]));
+}
+
+/** A Helm runner with private cache/config/data folders; call close() when done. */
+export interface HelmRunner {
+  template(sets: readonly string[], opts?: { release?: string; namespace?: string }): K8sObject[];
+  lint(sets: readonly string[]): string;
+  close(): void;
+}
+
+export function helmRunner(): HelmRunner {
+  const home = mkdtempSync(join(tmpdir(), 'nodepulse-helm-'));
+  const env = {
+    ...process.env,
+    HELM_CACHE_HOME: join(home, 'cache'),
+    HELM_CONFIG_HOME: join(home, 'config'),
+    HELM_DATA_HOME: join(home, 'data'),
+  };
+  const setArgs = (sets: readonly string[]): string[] => sets.flatMap((s) => ['--set', s]);
+  const helm = k8sTools().helm;
+  return {
+    template(sets, opts = {}) {
+      const release = opts.release ?? 'nodepulse';
+      const namespace = opts.namespace ?? 'nodepulse';
+      return parseManifests(
+        run(helm, ['template', release, CHART_DIR, '--namespace', namespace, '--kube-version', '1.31.0', ...setArgs(sets)], env),
+      );
+    },
+    lint(sets) {
+      return run(helm, ['lint', CHART_DIR, '--strict', ...setArgs(sets)], env);
+    },
+    close() {
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The one object of a kind (and name, when given); throws when there is not exactly one. */
+export function only(objects: readonly K8sObject[], kind: string, name?: string): K8sObject {
+  const found = objects.filter((o) => o.kind === kind && (name === undefined || o.metadata.name === name));
+  if (found.length !== 1) {
+    throw new Error(`render: ${kind}${name === undefined ? '' : `/${name}`} must appear exactly once, found ${found.length}`);
+  }
+  return found[0] as K8sObject;
+}
