@@ -365,3 +365,16 @@ export class Informer<T extends KubeObject, S> {
     this.#o.onEvent?.({ type: 'upsert', key, value, previous });
   }
 }
+
+/** One complete, paginated listing (for a reader that judges a single listing). */
+export async function listAll<T extends KubeObject>(source: ListWatchSource<T>, signal: AbortSignal): Promise<T[]> {
+  const items: T[] = [];
+  let continueToken: string | undefined;
+  do {
+    const page = await source.list({ signal, limit: LIST_PAGE_SIZE, continueToken });
+    items.push(...page.items);
+    const next = page.metadata.continue;
+    continueToken = next === undefined || next === '' ? undefined : next;
+  } while (continueToken !== undefined);
+  return items;
+}

@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { NodeReadiness, Verdict } from '../fleet/readiness.ts';
+import { decideMark, shouldPause, type MarkAction } from './mark-decision.ts';
+
+function reading(verdict: Verdict, over: Partial<NodeReadiness> = {}): NodeReadiness {
+  return {
+    node: 'n',
+    verdict,
+    judged: true,
+    notJudged: undefined,
+    cordoned: false,
+    markable: true,
+    basis: 'reader-clock',
+    leaseWallAgeMs: 1,
+    sinceMovedMs: 1,
+    seenMoving: true,
+    renewTimeMicros: 1,
+    condition: undefined,
+    ...over,
+  };
+}
+
+const ours = { status: 'Unknown', reason: 'AgentLeaseStale', message: '', lastTransitionTime: undefined };
+const agentTrue = { status: 'True', reason: 'RelistStale', message: '', lastTransitionTime: undefined };
+const healthy = { status: 'False', reason: 'RelistHealthy', message: '', lastTransitionTime: undefined };
+
+const ROWS: ReadonlyArray<{ name: string; r: NodeReadiness; paused?: boolean; action: MarkAction }> = [
+  { name: 'a stale node with a healthy condition is marked', r: reading('Stale', { condition: healthy }), action: 'mark-stale' },
+  { name: 'a missing lease with no condition is marked', r: reading('Missing'), action: 'mark-stale' },
+  { name: "a stale node whose agent says True keeps the agent's word", r: reading('Stale', { condition: agentTrue }), action: 'none' },
+  { name: 'a stale node already marked is not marked again', r: reading('Stale', { condition: ours }), action: 'none' },
+  { name: 'a stale node is not marked while marking is paused', r: reading('Stale', { condition: healthy }), paused: true, action: 'none' },
+  { name: 'a cordoned stale node is never marked', r: reading('Stale', { cordoned: true, markable: false }), action: 'none' },
+  { name: 'a stale node not judged is never marked', r: reading('Stale', { judged: false, notJudged: 'selector', markable: false }), action: 'none' },
+  { name: 'a marked node whose lease moves again is cleared', r: reading('Fresh', { condition: ours }), action: 'mark-healthy' },
+  { name: 'a marked node is cleared even while paused', r: reading('Fresh', { condition: ours }), paused: true, action: 'mark-healthy' },
+  { name: 'a marked node seen only once (no advance) is not cleared', r: reading('Fresh', { condition: ours, seenMoving: false }), action: 'none' },
+  { name: "a fresh node with the agent's True is left alone", r: reading('Fresh', { condition: agentTrue }), action: 'none' },
+  { name: 'a fresh healthy node is left alone', r: reading('Fresh', { condition: healthy }), action: 'none' },
+];
+
+for (const row of ROWS) {
+  test(`mark decision: ${row.name}`, () => {
+    assert.equal(decideMark(row.r, row.paused ?? false).action, row.action);
+  });
+}
+
+test('mark decision: marking pauses only when MORE than half the judged fleet is silent', () => {
+  const fresh = reading('Fresh');
+  const stale = reading('Stale');
+  const windows = reading('Stale', { judged: false, notJudged: 'selector', markable: false });
+  assert.deepEqual(shouldPause([fresh, stale]), { paused: false, judged: 2, silent: 1 });
+  assert.deepEqual(shouldPause([fresh, stale, reading('Missing')]), { paused: true, judged: 3, silent: 2 });
+  assert.deepEqual(shouldPause([fresh, fresh, stale, windows, windows]), { paused: false, judged: 3, silent: 1 });
+  assert.deepEqual(shouldPause([]), { paused: false, judged: 0, silent: 0 });
+});
