@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { Liveness, LivenessState } from '../liveness/liveness.ts';
+import { livezChecks, renderHealth } from './health-report.ts';
+
+const row = (name: string, state: LivenessState, reason = 'why'): Liveness => ({ name, state, reason });
+
+describe('livezChecks mirrors the table in its module header', () => {
+  const table: ReadonlyArray<[LivenessState, boolean, boolean]> = [
+    // state, within grace, ok
+    ['Alive', true, true],
+    ['Alive', false, true],
+    ['Unknown', true, true],
+    ['Unknown', false, false],
+    ['Stalled', true, false],
+    ['Stalled', false, false],
+    ['Dead', true, false],
+    ['Dead', false, false],
+  ];
+  for (const [state, grace, ok] of table) {
+    it(`a ${state} loop ${grace ? 'within' : 'after'} the start-up grace is ${ok ? 'ok' : 'failed'}`, () => {
+      const [check] = livezChecks([row('relister', state)], grace);
+      assert.equal(check?.ok, ok);
+      assert.equal(check?.name, 'relister');
+    });
+  }
+
+  it('a failed loop says its state and reason', () => {
+    assert.deepEqual(livezChecks([row('lease', 'Stalled', 'last tick ended 31s ago; idle window is 30s')], false), [
+      { name: 'lease', ok: false, reason: 'Stalled: last tick ended 31s ago; idle window is 30s' },
+    ]);
+    assert.deepEqual(livezChecks([row('lease', 'Unknown', 'no tick has begun yet')], false), [
+      { name: 'lease', ok: false, reason: 'Unknown after the start-up grace: no tick has begun yet' },
+    ]);
+  });
+});
+
+describe('renderHealth writes what Kubernetes components write', () => {
+  const checks = [
+    { name: 'relister', ok: true, reason: '' },
+    { name: 'runtime', ok: false, reason: 'relist was last seen active 3m5s ago; threshold is 3m0s' },
+  ];
+
+  it('verbose: one line per check, then the verdict, 503 on any failure', () => {
+    assert.deepEqual(renderHealth('healthz', checks, true), {
+      status: 503,
+      body: '[+]relister ok\n[-]runtime failed: relist was last seen active 3m5s ago; threshold is 3m0s\nhealthz check failed\n',
+    });
+  });
+
+  it('not verbose: a failure lists only the failed checks', () => {
+    assert.deepEqual(renderHealth('healthz', checks, false), {
+      status: 503,
+      body: '[-]runtime failed: relist was last seen active 3m5s ago; threshold is 3m0s\nhealthz check failed\n',
+    });
+  });
+
+  it('a pass is `ok`, or every line and `check passed` when verbose', () => {
+    const ok = [{ name: 'relister', ok: true, reason: '' }];
+    assert.deepEqual(renderHealth('livez', ok, false), { status: 200, body: 'ok\n' });
+    assert.deepEqual(renderHealth('livez', ok, true), { status: 200, body: '[+]relister ok\nlivez check passed\n' });
+  });
+
+  it('no checks at all is a pass', () => {
+    assert.deepEqual(renderHealth('livez', [], false), { status: 200, body: 'ok\n' });
+  });
+});

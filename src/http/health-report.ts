@@ -1,0 +1,53 @@
+// The judgements behind /livez, /readyz and /healthz, and how their answers are written. Pure:
+// rows in, a status code and a body out, so each has a table test.
+//
+// /livez, from every loop's liveness row (DESIGN.md "Every loop's own liveness"):
+//
+// | a loop's row                  | within the start-up grace | after it |
+// |-------------------------------|---------------------------|----------|
+// | Alive                         | ok                        | ok       |
+// | Unknown (never ticked)        | ok                        | failed   |
+// | Stalled                       | failed                    | failed   |
+// | Dead                          | failed                    | failed   |
+//
+// /livez is 200 only when every loop is ok. It reads loops only, never the runtime's health:
+// restarting the agent because the runtime hangs fixes nothing (kubernetes PR 37865).
+//
+// Bodies follow the Kubernetes components' health endpoints (k8s.io/apiserver/pkg/server/healthz):
+// with ?verbose, one `[+]name ok` or `[-]name failed: reason` line per check, then
+// `<endpoint> check passed` or `<endpoint> check failed`. Without ?verbose a pass is just `ok`,
+// and a failure lists only the failed checks, then `<endpoint> check failed`. Unlike the
+// apiserver, reasons are not withheld: they are loop states and runtime messages, no secrets, and
+// an operator reading a probe failure in `kubectl describe pod` needs them.
+import type { Liveness } from '../liveness/liveness.ts';
+
+export interface HealthCheck {
+  readonly name: string;
+  readonly ok: boolean;
+  readonly reason: string;
+}
+
+export interface HealthAnswer {
+  readonly status: 200 | 503;
+  readonly body: string;
+}
+
+/** One /livez check per loop row. */
+export function livezChecks(loops: readonly Liveness[], withinStartupGrace: boolean): HealthCheck[] {
+  return loops.map((loop) => {
+    if (loop.state === 'Alive') return { name: loop.name, ok: true, reason: loop.reason };
+    if (loop.state === 'Unknown' && withinStartupGrace) return { name: loop.name, ok: true, reason: `Unknown within the start-up grace: ${loop.reason}` };
+    const after = loop.state === 'Unknown' ? ' after the start-up grace' : '';
+    return { name: loop.name, ok: false, reason: `${loop.state}${after}: ${loop.reason}` };
+  });
+}
+
+/** Writes checks as a Kubernetes component does; 200 only when every check passed. */
+export function renderHealth(endpoint: string, checks: readonly HealthCheck[], verbose: boolean): HealthAnswer {
+  const passed = checks.every((c) => c.ok);
+  if (passed && !verbose) return { status: 200, body: 'ok\n' };
+  const shown = verbose ? checks : checks.filter((c) => !c.ok);
+  const lines = shown.map((c) => (c.ok ? `[+]${c.name} ok` : `[-]${c.name} failed: ${c.reason}`));
+  lines.push(`${endpoint} check ${passed ? 'passed' : 'failed'}`);
+  return { status: passed ? 200 : 503, body: `${lines.join('\n')}\n` };
+}

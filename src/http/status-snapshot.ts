@@ -1,0 +1,72 @@
+// What /status answers: one JSON snapshot of what the agent knows now, for people and scripts
+// (issue 4). Absent values are `null`, never missing keys, so a reader can rely on every field.
+// Times are wall-clock ISO 8601 strings: for people, never for judgement.
+import type { CriFault } from '../cri/cri-error.ts';
+import type { RuntimeCondition } from '../cri/types.ts';
+import type { Liveness } from '../liveness/liveness.ts';
+import type { LifecycleEvent } from '../relist/lifecycle-diff.ts';
+import type { RuntimeHealth } from '../relist/relist-ledger.ts';
+import type { RelistCounts } from '../relist/relister.ts';
+
+export interface StatusSnapshot {
+  readonly node: string;
+  readonly runtime: RuntimeStatusView;
+  /** The runtime's own Status conditions from its last answer; empty before one. */
+  readonly runtimeConditions: readonly RuntimeCondition[];
+  readonly loops: readonly Liveness[];
+  readonly lease: {
+    readonly namespace: string;
+    readonly name: string;
+    readonly renewing: boolean;
+    /** renewTime of the last successful renewal (MicroTime), or null. */
+    readonly lastRenewTime: string | null;
+    /** The last write's error, cleared by a success, or null. */
+    readonly lastError: string | null;
+  };
+  /** What the last successful relist saw. */
+  readonly counts: RelistCounts;
+  /** The most recent lifecycle events, oldest first (bounded by the relister's buffer). */
+  readonly recentEvents: readonly StatusEvent[];
+}
+
+export interface RuntimeStatusView {
+  readonly state: RuntimeHealth['state'];
+  /** Wall time the last successful relist BEGAN, or null before one. */
+  readonly lastSuccessBegan: string | null;
+  readonly lastFault: CriFault | null;
+  readonly message: string;
+}
+
+export interface StatusEvent extends LifecycleEvent {
+  /** Wall time the relist that saw it began. */
+  readonly time: string;
+}
+
+/** The field names of a StatusSnapshot, for tests and docs. */
+export const STATUS_FIELDS = ['node', 'runtime', 'runtimeConditions', 'loops', 'lease', 'counts', 'recentEvents'] as const;
+
+/** ISO 8601 for wall-clock microseconds since the epoch. */
+export function isoFromWallMicros(wallMicros: number): string {
+  return new Date(Math.floor(wallMicros / 1000)).toISOString();
+}
+
+/** The runtime part of /status, from the ledger's one judgement. */
+export function runtimeStatusView(health: RuntimeHealth): RuntimeStatusView {
+  switch (health.state) {
+    case 'NotYetObserved':
+      return {
+        state: health.state,
+        lastSuccessBegan: null,
+        lastFault: health.why === 'failing' ? health.fault : null,
+        message: health.message,
+      };
+    case 'Healthy':
+    case 'Unhealthy':
+      return {
+        state: health.state,
+        lastSuccessBegan: isoFromWallMicros(health.lastSuccess.wallMicros),
+        lastFault: health.lastFault ?? null,
+        message: health.message,
+      };
+  }
+}
