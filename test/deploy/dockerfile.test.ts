@@ -1,0 +1,135 @@
+// The Dockerfile, linted without Docker. hadolint is in neither Debian nor the npm registry (the
+// npm package `hadolint` is only a wrapper around a binary it does not ship), so this test
+// parses the Dockerfile with dockerfile-utils / dockerfile-ast (the parser of the Dockerfile
+// language server) and applies the hadolint rules that matter for this file, by their codes.
+// It also asserts that the final stage can hold no dev dependency.
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { DockerfileParser, type Instruction } from 'dockerfile-ast';
+import { validate } from 'dockerfile-utils';
+import { REPO_ROOT } from './render.ts';
+
+const text = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
+const dockerfile = DockerfileParser.parse(text);
+const instructions = dockerfile.getInstructions();
+
+interface Stage {
+  name: string;
+  image: string;
+  instructions: Instruction[];
+}
+
+/** ARG defaults declared before the first FROM: the only ones a FROM line can use. */
+function globalArgs(): Map<string, string> {
+  const args = new Map<string, string>();
+  for (const inst of instructions) {
+    if (inst.getKeyword() === 'FROM') break;
+    if (inst.getKeyword() !== 'ARG') continue;
+    const [name, value] = (inst.getArgumentsContent() ?? '').split('=', 2);
+    if (name !== undefined && value !== undefined) args.set(name.trim(), value.trim());
+  }
+  return args;
+}
+
+function stages(): Stage[] {
+  const args = globalArgs();
+  const out: Stage[] = [];
+  for (const inst of instructions) {
+    if (inst.getKeyword() === 'FROM') {
+      const parts = inst.getArguments().map((a) => a.getValue());
+      const image = (parts[0] ?? '').replace(/\$\{?(\w+)\}?/g, (_m, n: string) => args.get(n) ?? '');
+      const asIndex = parts.findIndex((p) => p.toUpperCase() === 'AS');
+      out.push({ name: asIndex >= 0 ? (parts[asIndex + 1] ?? '') : String(out.length), image, instructions: [] });
+    } else {
+      out.at(-1)?.instructions.push(inst);
+    }
+  }
+  return out;
+}
+
+/** An instruction's text after its keyword, flags such as --from included. */
+function argText(inst: Instruction): string {
+  return inst.getTextContent().trim().slice(inst.getInstruction().length).trim();
+}
+
+const allStages = stages();
+const runs = instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent() ?? '');
+
+test('the Dockerfile parses with no diagnostic from the Dockerfile validator', () => {
+  assert.deepEqual(validate(text, {}).map((d) => `${d.range.start.line + 1}: ${d.message}`), []);
+  assert.ok(allStages.length >= 2, 'precondition: a multi-stage build');
+});
+
+test('DL3006/DL3007: every base image is pinned to an explicit version tag, never latest', () => {
+  for (const s of allStages) {
+    assert.match(s.image, /^[\w./-]+:[\w.-]+$/, `stage ${s.name}: image ${s.image} must carry a tag`);
+    assert.doesNotMatch(s.image, /:latest$/, `stage ${s.name}: never latest`);
+    assert.match(s.image, /^node:24\.\d+\.\d+-/, `stage ${s.name}: Node.js 24 LTS, pinned to a patch release`);
+  }
+});
+
+test('DL3024: stage names are unique; DL3022: COPY --from names an earlier stage', () => {
+  const names = allStages.map((s) => s.name);
+  assert.equal(new Set(names).size, names.length);
+  allStages.forEach((s, i) => {
+    for (const inst of s.instructions.filter((x) => x.getKeyword() === 'COPY')) {
+      const from = /--from=(\S+)/.exec(argText(inst))?.[1];
+      if (from !== undefined) assert.ok(names.slice(0, i).includes(from), `COPY --from=${from} in ${s.name} must name an earlier stage`);
+    }
+  });
+});
+
+test('DL3020, DL3025, DL3000, DL3003, DL4000: COPY not ADD, JSON ENTRYPOINT, absolute WORKDIR, no cd, no MAINTAINER', () => {
+  assert.equal(instructions.some((i) => i.getKeyword() === 'ADD'), false);
+  assert.equal(instructions.some((i) => i.getKeyword() === 'MAINTAINER'), false);
+  for (const i of instructions.filter((x) => x.getKeyword() === 'ENTRYPOINT' || x.getKeyword() === 'CMD')) {
+    assert.ok(Array.isArray(JSON.parse(i.getArgumentsContent() ?? '')), `${i.getKeyword()} must be JSON form`);
+  }
+  for (const i of instructions.filter((x) => x.getKeyword() === 'WORKDIR')) assert.match(i.getArgumentsContent() ?? '', /^\//);
+  for (const r of runs) assert.doesNotMatch(r, /(^|&&|;)\s*cd\s/, `use WORKDIR, not cd: ${r}`);
+});
+
+test('DL3008/DL3009/DL3015/DL3016/DL4006: package installs are minimal and pinned, pipes fail loudly', () => {
+  for (const r of runs) {
+    if (/apt-get install/.test(r)) {
+      assert.match(r, /--no-install-recommends/, 'DL3015');
+      assert.match(r, /rm -rf \/var\/lib\/apt\/lists/, 'DL3009');
+    }
+    assert.doesNotMatch(r, /\bnpm (install|i)\b(?!.*@)/, 'DL3016: use npm ci, or pin what npm install adds');
+    if (/\|/.test(r.replace(/\|\|/g, ''))) assert.match(text, /SHELL \["\/bin\/bash", "-o", "pipefail"/, 'DL4006');
+  }
+});
+
+test('the image runs `nodepulse agent`, says why it runs as root, and carries OCI labels', () => {
+  const entrypoint = instructions.filter((i) => i.getKeyword() === 'ENTRYPOINT').at(-1);
+  assert.deepEqual(JSON.parse(entrypoint?.getArgumentsContent() ?? 'null'), ['node', 'dist/src/cli/main.js', 'agent']);
+  const final = allStages.at(-1);
+  assert.ok(final, 'precondition: a final stage');
+  // DL3002: no explicit USER root; root is the base image's default, and the comment says why.
+  assert.equal(final.instructions.some((i) => i.getKeyword() === 'USER'), false);
+  assert.match(text, /runs as uid 0 ONLY because the CRI socket/);
+  const labels = final.instructions.filter((i) => i.getKeyword() === 'LABEL').map((i) => i.getArgumentsContent() ?? '').join(' ');
+  for (const key of ['title', 'description', 'version', 'licenses']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}=`));
+});
+
+test('the final stage holds no dev dependency: its node_modules come only from an `npm ci --omit=dev` stage', () => {
+  const final = allStages.at(-1);
+  assert.ok(final, 'precondition: a final stage');
+  const copies = final.instructions.filter((i) => i.getKeyword() === 'COPY').map(argText);
+  const modules = copies.filter((c) => /node_modules/.test(c));
+  assert.equal(modules.length, 1, 'exactly one COPY brings node_modules');
+  const from = /--from=(\S+)/.exec(modules[0] ?? '')?.[1];
+  const source = allStages.find((s) => s.name === from);
+  assert.ok(source, 'node_modules must come from a named stage');
+  const sourceRuns = source.instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent() ?? '');
+  assert.ok(sourceRuns.some((r) => /npm ci\b.*--omit=dev/.test(r)), `stage ${source.name} must install with npm ci --omit=dev`);
+  assert.ok(sourceRuns.every((r) => !/npm (install|i)\b|--include=dev/.test(r)), `stage ${source.name} must add nothing else`);
+  // Nothing else from the build stage may carry packages: only dist/ and proto/.
+  for (const c of copies.filter((x) => /--from=build\b/.test(x))) assert.match(c, /^--from=build \/src\/(dist|proto) /);
+  // A plain COPY from the context could carry node_modules; .dockerignore keeps them out.
+  const ignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
+  assert.equal(ignore[ignore.findIndex((l) => !l.startsWith('#') && l !== '')], '*', '.dockerignore must start by ignoring everything');
+  assert.equal(ignore.some((l) => /^!.*node_modules/.test(l)), false);
+});
