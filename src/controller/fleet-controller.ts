@@ -1,0 +1,173 @@
+// The leader's work, one term at a time: watch the agent leases and the Nodes, judge them, and
+// mark the Nodes whose agent went silent.
+//
+// runTerm(term) starts afresh with every term: new informers, a new view. Every lease is first
+// seen at the start of the term, so a new leader waits one grace period before it can call a
+// silent lease stale (the first sighting counts as an observation), exactly as kube-controller-
+// manager's node lifecycle controller does after a handover. Marks made by a predecessor are on
+// the Nodes themselves and are cleared by whoever leads when the lease moves again.
+//
+// | trigger                                   | what is judged                          |
+// |-------------------------------------------|-----------------------------------------|
+// | every monitor period (default 5 s)        | the whole fleet: metrics, pause, actions|
+// | a lease or Node event                     | that node alone, at once                |
+//
+// The work is level-triggered: decideMark() is asked again on each trigger and decides from the
+// Node's current condition, so a write lost to an error or a conflict is retried at the next
+// monitor period, never by a separate retry queue. Writes happen one at a time, rate-limited and
+// fenced (node-marker.ts). In steady state the controller sends nothing but its two watches:
+// judging is local.
+import type { Clock } from '../clock/clock.ts';
+import type { Term } from '../election/term.ts';
+import { FleetView, leaseRenewMicros, nodeRecord, type NodeRecord } from '../fleet/fleet-view.ts';
+import type { LabelSelector } from '../fleet/label-selector.ts';
+import { judgeNode, type NodeReadiness, type ReadinessOptions } from '../fleet/readiness.ts';
+import { FailureRun } from '../log/failure-run.ts';
+import type { Logger } from '../log/logger.ts';
+import { isConflict, isNotFound } from '../kube/kube-api-error.ts';
+import type { Lease, Node } from '../kube/kube-types.ts';
+import { Informer, type ListWatchSource } from '../kube/list-watch.ts';
+import type { ControllerMetrics } from './controller-metrics.ts';
+import { decideMark, shouldPause } from './mark-decision.ts';
+import type { NodeMarker } from './node-marker.ts';
+
+/** Upstream node-monitor-period. */
+export const DEFAULT_MONITOR_PERIOD_MS = 5_000;
+
+export interface FleetControllerOptions {
+  readonly clock: Clock;
+  readonly leases: ListWatchSource<Lease>;
+  readonly nodes: ListWatchSource<Node>;
+  readonly marker: NodeMarker;
+  readonly metrics: ControllerMetrics;
+  readonly logger: Logger | undefined;
+  readonly graceMs: number;
+  readonly selector: LabelSelector;
+  readonly monitorPeriodMs?: number;
+}
+
+export class FleetController {
+  readonly #o: FleetControllerOptions;
+  readonly #readiness: ReadinessOptions;
+  readonly #failures: FailureRun | undefined;
+  #paused = false;
+
+  constructor(options: FleetControllerOptions) {
+    this.#o = options;
+    this.#readiness = { graceMs: options.graceMs, selector: options.selector, basis: 'reader-clock' };
+    this.#failures = options.logger === undefined ? undefined : new FailureRun(options.logger, 'Node marking');
+  }
+
+  /** The leader task: runs until the term's signal aborts. Never rejects on API errors. */
+  async runTerm(term: Term): Promise<void> {
+    const { clock, logger } = this.#o;
+    const signal = term.signal;
+    const view = new FleetView(clock);
+    const dirty = new Set<string>();
+    let wake: (() => void) | undefined;
+    view.onChange = (name) => {
+      dirty.add(name);
+      wake?.();
+    };
+    const leases = new Informer<Lease, number | undefined>({
+      source: this.#o.leases,
+      clock,
+      project: leaseRenewMicros,
+      onEvent: (e) => view.leaseEvent(e),
+      ...(logger === undefined ? {} : { logger }),
+    });
+    const nodes = new Informer<Node, NodeRecord>({
+      source: this.#o.nodes,
+      clock,
+      project: nodeRecord,
+      onEvent: (e) => view.nodeEvent(e),
+      ...(logger === undefined ? {} : { logger }),
+    });
+    const informers = Promise.all([leases.run(signal), nodes.run(signal)]);
+    logger?.info({ term: term.number }, 'Watching agent leases and nodes');
+    const periodMs = this.#o.monitorPeriodMs ?? DEFAULT_MONITOR_PERIOD_MS;
+    let nextFullMs = clock.monotonicMs();
+    try {
+      while (!signal.aborted) {
+        if (leases.synced && nodes.synced) {
+          const now = clock.monotonicMs();
+          if (now >= nextFullMs) {
+            nextFullMs = now + periodMs;
+            dirty.clear();
+            await this.#pass(term, view, view.readings(this.#readiness));
+          } else if (dirty.size > 0) {
+            const names = [...dirty];
+            dirty.clear();
+            const readings: NodeReadiness[] = [];
+            for (const name of names) {
+              const node = view.nodes.get(name);
+              if (node !== undefined) readings.push(judgeNode(node, view.sightings.get(name), now, clock.wallMicros(), this.#readiness));
+            }
+            await this.#act(term, view, readings);
+          }
+        }
+        const waitMs = Math.max(0, nextFullMs - clock.monotonicMs());
+        await new Promise<void>((resolve) => {
+          const timer = clock.after(waitMs, done);
+          function done(): void {
+            timer.cancel();
+            wake = undefined;
+            signal.removeEventListener('abort', done);
+            resolve();
+          }
+          wake = done;
+          signal.addEventListener('abort', done, { once: true });
+          if (dirty.size > 0 || signal.aborted) done();
+        });
+      }
+    } finally {
+      this.#o.metrics.paused.set(0);
+      await informers;
+      logger?.info({ term: term.number }, 'Stopped watching agent leases and nodes');
+    }
+  }
+
+  /** A full pass: metrics, the pause rule, then every action. */
+  async #pass(term: Term, view: FleetView, readings: readonly NodeReadiness[]): Promise<void> {
+    const counts = { fresh: 0, stale: 0, missing: 0, not_judged: 0 };
+    for (const r of readings) {
+      if (!r.judged) counts.not_judged++;
+      else if (r.verdict === 'Fresh') counts.fresh++;
+      else if (r.verdict === 'Stale') counts.stale++;
+      else counts.missing++;
+    }
+    for (const [verdict, n] of Object.entries(counts)) this.#o.metrics.nodes.set({ verdict }, n);
+    const pause = shouldPause(readings);
+    if (pause.paused !== this.#paused) {
+      this.#paused = pause.paused;
+      this.#o.metrics.paused.set(pause.paused ? 1 : 0);
+      if (pause.paused) {
+        this.#o.logger?.warn({ judged: pause.judged, silent: pause.silent }, 'Marking paused: more than half the judged fleet is stale at once');
+      } else {
+        this.#o.logger?.info({ judged: pause.judged, silent: pause.silent }, 'Marking resumed');
+      }
+    }
+    await this.#act(term, view, readings);
+  }
+
+  async #act(term: Term, view: FleetView, readings: readonly NodeReadiness[]): Promise<void> {
+    for (const r of readings) {
+      if (term.signal.aborted) return;
+      const decision = decideMark(r, this.#paused);
+      if (decision.action === 'none') continue;
+      const node = view.nodes.get(r.node);
+      if (node === undefined) continue;
+      try {
+        const written =
+          decision.action === 'mark-stale' ? await this.#o.marker.markStale(term, node, r) : await this.#o.marker.markHealthy(term, node, r);
+        // Keep what we wrote, so the next pass does not act again before the watch catches up.
+        if (view.nodes.get(r.node)?.resourceVersion === node.resourceVersion) view.nodes.set(r.node, written);
+        this.#failures?.succeeded();
+      } catch (err) {
+        if (term.signal.aborted) return;
+        if (isConflict(err) || isNotFound(err)) continue; // the watch brings the newer Node; judged again then
+        this.#failures?.failed(err, { node: r.node });
+      }
+    }
+  }
+}
