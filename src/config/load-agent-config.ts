@@ -61,6 +61,15 @@ interface Sourced {
 }
 
 export function loadAgentConfig(input: LoadAgentConfigInput): LoadAgentConfigResult {
+  try {
+    return load(input);
+  } catch (err) {
+    // Only a bug here can reach this; the promise "never throws" holds even then.
+    return { ok: false, errors: [`config: internal error while loading (${err instanceof Error ? err.message : String(err)})`] };
+  }
+}
+
+function load(input: LoadAgentConfigInput): LoadAgentConfigResult {
   const errors: string[] = [];
   const flags = parseFlags(input.argv, errors);
   const merged = new Map<AgentConfigKey, Sourced>();

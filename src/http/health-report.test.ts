@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Liveness, LivenessState } from '../liveness/liveness.ts';
-import { livezChecks, renderHealth } from './health-report.ts';
+import { healthzChecks, livezChecks, renderHealth } from './health-report.ts';
 
 const row = (name: string, state: LivenessState, reason = 'why'): Liveness => ({ name, state, reason });
 
@@ -63,5 +63,28 @@ describe('renderHealth writes what Kubernetes components write', () => {
 
   it('no checks at all is a pass', () => {
     assert.deepEqual(renderHealth('livez', [], false), { status: 200, body: 'ok\n' });
+  });
+});
+
+describe('healthzChecks', () => {
+  it('lists each loop, then the runtime judgement, then the lease', () => {
+    const checks = healthzChecks({
+      loops: [row('relister', 'Alive'), row('lease', 'Stalled', 'tick in flight for 2m; stuck window is 1m30s')],
+      withinStartupGrace: false,
+      runtime: { state: 'Unhealthy', message: 'relist was last seen active 3m5s ago; threshold is 3m0s' },
+      lease: { renewing: false, reason: 'withheld: the runtime is Unhealthy' },
+    });
+    assert.deepEqual(checks, [
+      { name: 'relister', ok: true, reason: 'why' },
+      { name: 'lease', ok: false, reason: 'Stalled: tick in flight for 2m; stuck window is 1m30s' },
+      { name: 'runtime', ok: false, reason: 'Unhealthy: relist was last seen active 3m5s ago; threshold is 3m0s' },
+      { name: 'lease-renewing', ok: false, reason: 'withheld: the runtime is Unhealthy' },
+    ]);
+  });
+
+  it('a Healthy runtime and a renewed lease pass; NotYetObserved does not', () => {
+    const base = { loops: [], withinStartupGrace: true, lease: { renewing: true, reason: '' } };
+    assert.ok(healthzChecks({ ...base, runtime: { state: 'Healthy', message: '' } }).every((c) => c.ok));
+    assert.equal(healthzChecks({ ...base, runtime: { state: 'NotYetObserved', message: 'relist has yet to be successful' } })[0]?.ok, false);
   });
 });

@@ -42,6 +42,28 @@ export function livezChecks(loops: readonly Liveness[], withinStartupGrace: bool
   });
 }
 
+export interface HealthzInput {
+  readonly loops: readonly Liveness[];
+  readonly withinStartupGrace: boolean;
+  /** The relist ledger's judgement (RuntimeHealth's state and message). */
+  readonly runtime: { readonly state: 'NotYetObserved' | 'Healthy' | 'Unhealthy'; readonly message: string };
+  /** Whether the lease is being renewed, and if not, why (withheld by the gate, or the API's error). */
+  readonly lease: { readonly renewing: boolean; readonly reason: string };
+}
+
+/**
+ * The /healthz checks: each loop as /livez judges it, then `runtime` (ok only while the ledger
+ * says Healthy) and `lease-renewing` (ok only while the lease is renewed). Unlike /livez and
+ * /readyz, /healthz does reflect the runtime: it answers "is this node's heartbeat moving?".
+ */
+export function healthzChecks(input: HealthzInput): HealthCheck[] {
+  return [
+    ...livezChecks(input.loops, input.withinStartupGrace),
+    { name: 'runtime', ok: input.runtime.state === 'Healthy', reason: `${input.runtime.state}: ${input.runtime.message}` },
+    { name: 'lease-renewing', ok: input.lease.renewing, reason: input.lease.reason },
+  ];
+}
+
 /** Writes checks as a Kubernetes component does; 200 only when every check passed. */
 export function renderHealth(endpoint: string, checks: readonly HealthCheck[], verbose: boolean): HealthAnswer {
   const passed = checks.every((c) => c.ok);

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { RuntimeHealth } from '../relist/relist-ledger.ts';
+import { isoFromWallMicros, runtimeStatusView } from './status-snapshot.ts';
+
+const stamp = { monotonicMs: 5_000, wallMicros: 1_767_323_045_123_456 };
+const fault = { code: 'unavailable' as const, message: 'connection refused' };
+
+it('maps every runtime judgement to /status, absent values as null', () => {
+  const table: ReadonlyArray<[RuntimeHealth, ReturnType<typeof runtimeStatusView>]> = [
+    [
+      { state: 'NotYetObserved', why: 'silent', message: 'relist has yet to be successful' },
+      { state: 'NotYetObserved', lastSuccessBegan: null, lastFault: null, message: 'relist has yet to be successful' },
+    ],
+    [
+      { state: 'NotYetObserved', why: 'failing', fault, message: 'relist has yet to be successful' },
+      { state: 'NotYetObserved', lastSuccessBegan: null, lastFault: fault, message: 'relist has yet to be successful' },
+    ],
+    [
+      { state: 'Healthy', lastSuccess: stamp, lastFault: undefined, message: 'ok' },
+      { state: 'Healthy', lastSuccessBegan: '2026-01-02T03:04:05.123Z', lastFault: null, message: 'ok' },
+    ],
+    [
+      { state: 'Unhealthy', why: 'failing', lastSuccess: stamp, lastFault: fault, message: 'relist was last seen active 3m5s ago; threshold is 3m0s' },
+      { state: 'Unhealthy', lastSuccessBegan: '2026-01-02T03:04:05.123Z', lastFault: fault, message: 'relist was last seen active 3m5s ago; threshold is 3m0s' },
+    ],
+  ];
+  for (const [health, view] of table) assert.deepEqual(runtimeStatusView(health), view, health.state);
+});
+
+it('writes wall microseconds as ISO 8601', () => {
+  assert.equal(isoFromWallMicros(0), '1970-01-01T00:00:00.000Z');
+  assert.equal(isoFromWallMicros(1_767_323_045_123_999), '2026-01-02T03:04:05.123Z');
+});
