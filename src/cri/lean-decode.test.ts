@@ -397,7 +397,7 @@ describe('lean relist decoder', () => {
   });
 
   test('bounds the nesting of skipped groups', () => {
-    let nested = Buffer.alloc(0);
+    let nested: Buffer = Buffer.alloc(0);
     for (let i = 0; i < 100; i++) nested = fGroup(9, nested);
     assert.throws(() => decodeListContainersResponse(nested), /nested deeper than 64/);
   });
