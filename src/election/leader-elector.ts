@@ -236,6 +236,7 @@ export class LeaderElector implements TermOwner {
     try {
       const created = await this.#api.createLease(this.namespace, lease, { signal });
       this.#succeeded(created, sentAtMs);
+      return this.retryPeriodMs;
     } catch (err) {
       if (!isAlreadyExists(err) && !isConflict(err)) throw err;
       this.#endBelief('write conflict');
