@@ -1,0 +1,392 @@
+// The resources the stand-in serves, each described the way the real registry describes it:
+// its strategy (pkg/registry/.../strategy.go), its validation (pkg/apis/.../validation), its
+// typed decode, its strategic-merge-patch strategies (the patchStrategy tags on the Go types),
+// and its field selectors.
+//
+// Served: coordination.k8s.io/v1 leases, v1 nodes (+ nodes/status), v1 events and
+// events.k8s.io/v1 events. Assumptions, stated once:
+//   - namespaces are not objects here: every namespace exists;
+//   - the two Event APIs are kept as two stores; the real server keeps one store and converts
+//     between the two shapes, so an Event written through one is not visible through the other here;
+//   - none of these kinds sets metadata.generation upstream (no strategy does), so neither do we;
+//   - unknown fields are dropped only from Lease.spec (the real typed decoder drops them
+//     everywhere and warns); Node and Event keep what they are sent.
+
+import { type FieldError, fieldInvalid, fieldRequired, validateName } from './field-error.ts';
+import { goParseTime, RFC3339, RFC3339_MICRO } from './go-time.ts';
+import { isObject, type JsonObject, type JsonValue, stringField, valueAt } from './object-meta.ts';
+
+/** How a strategic merge patch merges a list, from the Go type's patchStrategy/patchMergeKey tags. */
+export interface ListStrategy {
+  /** A merge key for lists of objects; undefined for a list of primitives merged as a set. */
+  readonly mergeKey?: string;
+}
+
+export interface ResourceDef {
+  readonly group: string;
+  readonly version: string;
+  /** Plural resource name, as in the URL. */
+  readonly resource: string;
+  readonly singular: string;
+  readonly kind: string;
+  readonly listKind: string;
+  readonly namespaced: boolean;
+  readonly shortNames: readonly string[];
+  readonly hasStatus: boolean;
+  readonly allowCreateOnUpdate: boolean;
+  readonly allowUnconditionalUpdate: boolean;
+  /** Dotted path → list strategy; lists not named here are replaced by a strategic merge patch. */
+  readonly listStrategies: Readonly<Record<string, ListStrategy>>;
+  /** Field selector labels this resource accepts, beyond metadata.name / metadata.namespace. */
+  readonly extraFieldLabels: Readonly<Record<string, (obj: JsonObject) => string>>;
+  /** The typed decode: Go's json errors for wrong types, and time fields normalised to UTC. */
+  decode(obj: JsonObject): { error: string } | { warnings: string[] };
+  validate(obj: JsonObject): FieldError[];
+  /** What the empty typed object carries besides metadata (a BOOKMARK's object). */
+  readonly emptyBody: JsonObject;
+}
+
+export function apiVersionOf(def: ResourceDef): string {
+  return def.group === '' ? def.version : `${def.group}/${def.version}`;
+}
+
+/** `leases.coordination.k8s.io`, or `nodes`: the store's name for a resource. */
+export function resourceId(def: ResourceDef): string {
+  return def.group === '' ? def.resource : `${def.resource}.${def.group}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The typed decode.
+
+type GoKind = 'string' | 'int32' | 'bool' | 'MicroTime' | 'Time' | 'object' | 'array';
+
+function jsonKind(v: JsonValue): string {
+  if (typeof v === 'string') return 'string';
+  if (typeof v === 'number') return 'number';
+  if (typeof v === 'boolean') return 'bool';
+  if (Array.isArray(v)) return 'array';
+  return 'object';
+}
+
+/**
+ * Checks one field as encoding/json (sigs.k8s.io/json) would decode it into its Go type, and
+ * rewrites time fields as MarshalJSON would print them. Returns Go's message on failure.
+ */
+function decodeField(
+  holder: JsonObject,
+  key: string,
+  want: GoKind,
+  goStruct: string,
+  path: string,
+  goType: string,
+): string | undefined {
+  const v = holder[key];
+  if (v === undefined || v === null) return undefined;
+  const typeError = (): string =>
+    `json: cannot unmarshal ${jsonKind(v)}${typeof v === 'number' ? ` ${String(v)}` : ''} into Go struct field ${goStruct}.${path} of type ${goType}`;
+  switch (want) {
+    case 'string':
+      return typeof v === 'string' ? undefined : typeError();
+    case 'bool':
+      return typeof v === 'boolean' ? undefined : typeError();
+    case 'int32':
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) return typeError();
+      return undefined;
+    case 'object':
+      return isObject(v) ? undefined : typeError();
+    case 'array':
+      return Array.isArray(v) ? undefined : typeError();
+    case 'MicroTime':
+    case 'Time': {
+      // MicroTime/Time.UnmarshalJSON first decode a Go string, then time.Parse it.
+      if (typeof v !== 'string') return `json: cannot unmarshal ${jsonKind(v)} into Go value of type string`;
+      // Time also accepts "" as the zero time? No: only JSON null is the zero value.
+      const parsed = goParseTime(want === 'MicroTime' ? RFC3339_MICRO : RFC3339, v);
+      if (!parsed.ok) return parsed.message;
+      holder[key] = parsed.text;
+      return undefined;
+    }
+  }
+}
+
+function decodeAll(
+  holder: JsonObject | undefined,
+  fields: Readonly<Record<string, readonly [GoKind, string]>>,
+  goStruct: string,
+  prefix: string,
+): string | undefined {
+  if (holder === undefined) return undefined;
+  for (const [key, [kind, goType]] of Object.entries(fields)) {
+    const e = decodeField(holder, key, kind, goStruct, `${prefix}${key}`, goType);
+    if (e !== undefined) return e;
+  }
+  return undefined;
+}
+
+function objectAt(obj: JsonObject, key: string, goStruct: string, goType: string): JsonObject | string | undefined {
+  const v = obj[key];
+  if (v === undefined || v === null) return undefined;
+  if (!isObject(v)) return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${goStruct}.${key} of type ${goType}`;
+  return v;
+}
+
+const META_FIELDS: Readonly<Record<string, readonly [GoKind, string]>> = {
+  name: ['string', 'string'],
+  generateName: ['string', 'string'],
+  namespace: ['string', 'string'],
+  uid: ['string', 'types.UID'],
+  resourceVersion: ['string', 'string'],
+  labels: ['object', 'map[string]string'],
+  annotations: ['object', 'map[string]string'],
+  ownerReferences: ['array', '[]v1.OwnerReference'],
+  finalizers: ['array', '[]string'],
+};
+
+function decodeMeta(obj: JsonObject, kind: string): string | undefined {
+  const meta = objectAt(obj, 'metadata', kind, 'v1.ObjectMeta');
+  if (typeof meta === 'string') return meta;
+  const e = decodeAll(meta, META_FIELDS, kind, 'metadata.');
+  if (e !== undefined) return e;
+  for (const map of ['labels', 'annotations']) {
+    const m = meta?.[map];
+    if (isObject(m)) {
+      for (const [k, v] of Object.entries(m)) {
+        if (typeof v !== 'string' && v !== null) {
+          return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ObjectMeta.metadata.${map} of type string`;
+        }
+        if (v === null) delete m[k];
+      }
+    }
+  }
+  return undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+// coordination.k8s.io/v1 Lease: pkg/registry/coordination/lease/strategy.go (namespaced,
+// AllowCreateOnUpdate true, AllowUnconditionalUpdate false) and
+// pkg/apis/coordination/validation/validation.go ValidateLease / ValidateLeaseSpec.
+
+const LEASE_SPEC_FIELDS: Readonly<Record<string, readonly [GoKind, string]>> = {
+  holderIdentity: ['string', 'string'],
+  leaseDurationSeconds: ['int32', 'int32'],
+  acquireTime: ['MicroTime', 'v1.MicroTime'],
+  renewTime: ['MicroTime', 'v1.MicroTime'],
+  leaseTransitions: ['int32', 'int32'],
+  strategy: ['string', 'v1.CoordinatedLeaseStrategy'],
+  preferredHolder: ['string', 'string'],
+};
+
+const LEASE: ResourceDef = {
+  group: 'coordination.k8s.io',
+  version: 'v1',
+  resource: 'leases',
+  singular: 'lease',
+  kind: 'Lease',
+  listKind: 'LeaseList',
+  namespaced: true,
+  shortNames: [],
+  hasStatus: false,
+  allowCreateOnUpdate: true,
+  allowUnconditionalUpdate: false,
+  listStrategies: { 'metadata.ownerReferences': { mergeKey: 'uid' }, 'metadata.finalizers': {} },
+  extraFieldLabels: {},
+  emptyBody: { spec: {} },
+  decode(obj) {
+    const metaErr = decodeMeta(obj, 'Lease');
+    if (metaErr !== undefined) return { error: metaErr };
+    const spec = objectAt(obj, 'spec', 'Lease', 'v1.LeaseSpec');
+    if (typeof spec === 'string') return { error: spec };
+    const warnings: string[] = [];
+    if (spec !== undefined) {
+      const e = decodeAll(spec, LEASE_SPEC_FIELDS, 'LeaseSpec', 'spec.');
+      if (e !== undefined) return { error: e };
+      for (const key of Object.keys(spec)) {
+        if (!(key in LEASE_SPEC_FIELDS)) {
+          warnings.push(`unknown field "spec.${key}"`);
+          delete spec[key];
+        }
+      }
+      // A JSON null leaves a Go pointer nil, which the encoder omits.
+      for (const [k, v] of Object.entries(spec)) if (v === null) delete spec[k];
+    } else {
+      obj['spec'] = {};
+    }
+    return { warnings };
+  },
+  validate(obj) {
+    const spec = isObject(obj['spec']) ? obj['spec'] : {};
+    const errs: FieldError[] = [];
+    const d = spec['leaseDurationSeconds'];
+    if (typeof d === 'number' && d <= 0) errs.push(fieldInvalid('spec.leaseDurationSeconds', { go: 'int', value: d }, 'must be greater than 0'));
+    const t = spec['leaseTransitions'];
+    if (typeof t === 'number' && t < 0) {
+      errs.push(fieldInvalid('spec.leaseTransitions', { go: 'int', value: t }, 'must be greater than or equal to 0'));
+    }
+    return errs;
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// v1 Node: pkg/registry/core/node/strategy.go (cluster-scoped, AllowCreateOnUpdate false,
+// AllowUnconditionalUpdate true; an update keeps the old status, a status update keeps the old
+// spec). Patch strategies from staging/src/k8s.io/api/core/v1/types.go: NodeStatus.Conditions and
+// NodeStatus.Addresses merge by `type`, NodeSpec.PodCIDRs merges as a set, NodeSpec.Taints has
+// no strategy (a patch replaces the whole list).
+
+const NODE: ResourceDef = {
+  group: '',
+  version: 'v1',
+  resource: 'nodes',
+  singular: 'node',
+  kind: 'Node',
+  listKind: 'NodeList',
+  namespaced: false,
+  shortNames: ['no'],
+  hasStatus: true,
+  allowCreateOnUpdate: false,
+  allowUnconditionalUpdate: true,
+  listStrategies: {
+    'metadata.ownerReferences': { mergeKey: 'uid' },
+    'metadata.finalizers': {},
+    'spec.podCIDRs': {},
+    'status.conditions': { mergeKey: 'type' },
+    'status.addresses': { mergeKey: 'type' },
+  },
+  extraFieldLabels: {
+    'spec.unschedulable': (obj) => String(valueAt(obj, 'spec.unschedulable') === true),
+  },
+  emptyBody: { spec: {}, status: { daemonEndpoints: { kubeletEndpoint: { Port: 0 } }, nodeInfo: {} } },
+  decode(obj) {
+    const metaErr = decodeMeta(obj, 'Node');
+    if (metaErr !== undefined) return { error: metaErr };
+    const spec = objectAt(obj, 'spec', 'Node', 'v1.NodeSpec');
+    if (typeof spec === 'string') return { error: spec };
+    const specErr = decodeAll(spec, { unschedulable: ['bool', 'bool'], taints: ['array', '[]v1.Taint'], podCIDRs: ['array', '[]string'] }, 'NodeSpec', 'spec.');
+    if (specErr !== undefined) return { error: specErr };
+    const status = objectAt(obj, 'status', 'Node', 'v1.NodeStatus');
+    if (typeof status === 'string') return { error: status };
+    const statusErr = decodeAll(status, { conditions: ['array', '[]v1.NodeCondition'], addresses: ['array', '[]v1.NodeAddress'] }, 'NodeStatus', 'status.');
+    if (statusErr !== undefined) return { error: statusErr };
+    const conditions = status?.['conditions'];
+    if (Array.isArray(conditions)) {
+      for (const c of conditions) {
+        if (!isObject(c)) return { error: `json: cannot unmarshal ${jsonKind(c)} into Go struct field NodeStatus.status.conditions of type v1.NodeCondition` };
+        const e = decodeAll(
+          c,
+          {
+            type: ['string', 'v1.NodeConditionType'],
+            status: ['string', 'v1.ConditionStatus'],
+            lastHeartbeatTime: ['Time', 'v1.Time'],
+            lastTransitionTime: ['Time', 'v1.Time'],
+            reason: ['string', 'string'],
+            message: ['string', 'string'],
+          },
+          'NodeCondition',
+          'status.conditions.',
+        );
+        if (e !== undefined) return { error: e };
+      }
+    }
+    return { warnings: [] };
+  },
+  validate() {
+    return [];
+  },
+};
+
+// ---------------------------------------------------------------------------------------------
+// Events: pkg/registry/core/event/strategy.go (namespaced, AllowCreateOnUpdate true,
+// AllowUnconditionalUpdate true) and pkg/apis/core/validation/events.go ValidateEventCreate,
+// whose strict rules apply to events.k8s.io/v1 only.
+
+function eventDecode(obj: JsonObject, timeFields: readonly string[]): { error: string } | { warnings: string[] } {
+  const metaErr = decodeMeta(obj, 'Event');
+  if (metaErr !== undefined) return { error: metaErr };
+  const fields: Record<string, readonly [GoKind, string]> = {};
+  for (const f of timeFields) fields[f] = f === 'eventTime' ? ['MicroTime', 'v1.MicroTime'] : ['Time', 'v1.Time'];
+  const e = decodeAll(obj, fields, 'Event', '');
+  if (e !== undefined) return { error: e };
+  return { warnings: [] };
+}
+
+const CORE_EVENT: ResourceDef = {
+  group: '',
+  version: 'v1',
+  resource: 'events',
+  singular: 'event',
+  kind: 'Event',
+  listKind: 'EventList',
+  namespaced: true,
+  shortNames: ['ev'],
+  hasStatus: false,
+  allowCreateOnUpdate: true,
+  allowUnconditionalUpdate: true,
+  listStrategies: { 'metadata.ownerReferences': { mergeKey: 'uid' }, 'metadata.finalizers': {} },
+  extraFieldLabels: {
+    'involvedObject.kind': (o) => String(valueAt(o, 'involvedObject.kind') ?? ''),
+    'involvedObject.namespace': (o) => String(valueAt(o, 'involvedObject.namespace') ?? ''),
+    'involvedObject.name': (o) => String(valueAt(o, 'involvedObject.name') ?? ''),
+    'involvedObject.uid': (o) => String(valueAt(o, 'involvedObject.uid') ?? ''),
+    'involvedObject.apiVersion': (o) => String(valueAt(o, 'involvedObject.apiVersion') ?? ''),
+    'involvedObject.resourceVersion': (o) => String(valueAt(o, 'involvedObject.resourceVersion') ?? ''),
+    'involvedObject.fieldPath': (o) => String(valueAt(o, 'involvedObject.fieldPath') ?? ''),
+    reason: (o) => stringField(o, 'reason') ?? '',
+    reportingComponent: (o) => stringField(o, 'reportingComponent') ?? '',
+    source: (o) => String(valueAt(o, 'source.component') ?? ''),
+    type: (o) => stringField(o, 'type') ?? '',
+  },
+  emptyBody: { involvedObject: {}, source: {}, firstTimestamp: null, lastTimestamp: null, eventTime: null, reportingComponent: '', reportingInstance: '' },
+  decode(obj) {
+    return eventDecode(obj, ['eventTime', 'firstTimestamp', 'lastTimestamp']);
+  },
+  validate() {
+    return [];
+  },
+};
+
+const EVENTS_V1: ResourceDef = {
+  ...CORE_EVENT,
+  group: 'events.k8s.io',
+  shortNames: ['ev'],
+  extraFieldLabels: {
+    'regarding.kind': (o) => String(valueAt(o, 'regarding.kind') ?? ''),
+    'regarding.namespace': (o) => String(valueAt(o, 'regarding.namespace') ?? ''),
+    'regarding.name': (o) => String(valueAt(o, 'regarding.name') ?? ''),
+    'regarding.uid': (o) => String(valueAt(o, 'regarding.uid') ?? ''),
+    reason: (o) => stringField(o, 'reason') ?? '',
+    reportingController: (o) => stringField(o, 'reportingController') ?? '',
+    type: (o) => stringField(o, 'type') ?? '',
+  },
+  emptyBody: { eventTime: null, reportingController: '', reportingInstance: '' },
+  decode(obj) {
+    return eventDecode(obj, ['eventTime', 'deprecatedFirstTimestamp', 'deprecatedLastTimestamp']);
+  },
+  validate(obj) {
+    const errs: FieldError[] = [];
+    if (obj['eventTime'] === undefined || obj['eventTime'] === null) errs.push(fieldRequired('eventTime'));
+    const type = stringField(obj, 'type') ?? '';
+    if (type !== 'Normal' && type !== 'Warning') errs.push(fieldInvalid('type', { go: 'string', value: '' }, `has invalid value: ${type}`));
+    for (const f of ['reportingController', 'reportingInstance', 'action', 'reason']) {
+      if ((stringField(obj, f) ?? '') === '') errs.push(fieldRequired(f));
+    }
+    return errs;
+  },
+};
+
+export const RESOURCES: readonly ResourceDef[] = [LEASE, NODE, CORE_EVENT, EVENTS_V1];
+
+/** Finds the definition for a URL's group, version and plural resource. */
+export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {
+  return RESOURCES.find((r) => r.group === group && r.version === version && r.resource === resource);
+}
+
+/** Finds a definition by `leases`, `leases.coordination.k8s.io`, `nodes`, `events`, `events.events.k8s.io`. */
+export function findResourceById(id: string): ResourceDef | undefined {
+  return RESOURCES.find((r) => resourceId(r) === id) ?? RESOURCES.find((r) => r.resource === id);
+}
+
+/** Name validation shared by every kind here (all are DNS-subdomain named). */
+export function validateObjectName(obj: JsonObject): FieldError[] {
+  const meta = isObject(obj['metadata']) ? obj['metadata'] : {};
+  return validateName(stringField(meta, 'name'), stringField(meta, 'generateName'));
+}
