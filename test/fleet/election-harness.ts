@@ -52,11 +52,11 @@ export class Election {
     const clock = new ManualClock({ startMonotonicMs });
     const client = new KubeClient({ target: targetFor(this.#url), clock });
     const inner = electionLeaseApi(client);
-    let candidate: Candidate | undefined;
+    const box: { candidate?: Candidate } = {};
     const track = <T>(p: Promise<T>): Promise<T> => {
-      if (candidate !== undefined) candidate.inFlight++;
+      if (box.candidate !== undefined) box.candidate.inFlight++;
       return p.finally(() => {
-        if (candidate !== undefined) candidate.inFlight--;
+        if (box.candidate !== undefined) box.candidate.inFlight--;
       });
     };
     const api: ElectionLeaseApi = {
@@ -78,10 +78,11 @@ export class Election {
       },
       onStartedLeading: (term) => {
         terms.push(term);
-        if (candidate !== undefined) task?.(term, candidate);
+        if (box.candidate !== undefined) task?.(term, box.candidate);
       },
     });
-    candidate = { id, clock, elector, client, terms, inFlight: 0 };
+    const candidate: Candidate = { id, clock, elector, client, terms, inFlight: 0 };
+    box.candidate = candidate;
     this.candidates.push(candidate);
     return candidate;
   }
