@@ -5,10 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import { KubeClient } from './kube-client.ts';
 import type { KubeTarget } from './kube-config.ts';
+
+/** Real time, only to wait (bounded) for a request to reach the loopback server. */
+const REAL_TIME = new SystemClock();
 
 interface Seen {
   method: string;
@@ -152,7 +156,7 @@ test('a request with no answer times out on the injected clock as unavailable', 
   const clock = new ManualClock();
   const c = client(t, target(s.url), clock);
   const pending = rejection(c.getNode('n'));
-  for (let i = 0; i < 100 && s.seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 100 && s.seen.length === 0; i++) await REAL_TIME.sleep(10);
   assert.equal(s.seen.length, 1, 'precondition: the request reached the server');
   await clock.advance(9_999);
   await clock.advance(1);
@@ -166,7 +170,7 @@ test("the caller's signal aborts a request as aborted, not as unavailable", asyn
   const c = client(t, target(s.url));
   const controller = new AbortController();
   const pending = rejection(c.getNode('n', { signal: controller.signal }));
-  for (let i = 0; i < 100 && s.seen.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 100 && s.seen.length === 0; i++) await REAL_TIME.sleep(10);
   controller.abort();
   assert.equal((await pending).code, 'aborted');
 });
