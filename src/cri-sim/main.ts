@@ -39,8 +39,10 @@ function parse(argv: string[]): { args?: Args; problems: string[] } {
       strict: true,
     }).values;
   } catch (err) {
-    return { problems: [err instanceof Error ? err.message : String(err)] };
+    return { problems: [(err instanceof Error ? err.message : String(err)).replace(/\s*\n\s*/g, ' ')] };
   }
+  const socket = values['socket'];
+  if (socket === undefined || !socket.startsWith('/')) problems.push(`--socket: ${JSON.stringify(socket ?? '')} must be an absolute path`);
   const count = (name: string, fallback: number): number => {
     const text = values[name];
     if (text === undefined) return fallback;
@@ -48,8 +50,10 @@ function parse(argv: string[]): { args?: Args; problems: string[] } {
     if (!Number.isInteger(n) || n < 0) problems.push(`--${name}: ${JSON.stringify(text)} must be a whole number ≥ 0`);
     return n;
   };
-  const socket = values['socket'];
-  if (socket === undefined || !socket.startsWith('/')) problems.push(`--socket: ${JSON.stringify(socket ?? '')} must be an absolute path`);
+  const pods = count('pods', 0);
+  const containersPerPod = count('containers-per-pod', 1);
+  const churnPerSecond = count('churn-per-second', 0);
+  const seed = count('seed', 1);
   let control: Args['control'];
   const controlText = values['control'];
   if (controlText !== undefined) {
@@ -57,14 +61,7 @@ function parse(argv: string[]): { args?: Args; problems: string[] } {
     if (match === null) problems.push(`--control: ${JSON.stringify(controlText)} must be a loopback HOST:PORT, e.g. 127.0.0.1:0`);
     else control = { host: (match[1] ?? '127.0.0.1').replace(/^\[|\]$/g, ''), port: Number(match[2]) };
   }
-  const args: Args = {
-    socket: socket ?? '',
-    pods: count('pods', 0),
-    containersPerPod: count('containers-per-pod', 1),
-    churnPerSecond: count('churn-per-second', 0),
-    seed: count('seed', 1),
-    control,
-  };
+  const args: Args = { socket: socket ?? '', pods, containersPerPod, churnPerSecond, seed, control };
   return problems.length > 0 ? { problems } : { args, problems };
 }
 
