@@ -1,0 +1,181 @@
+// `nodepulse fleet` against the API stand-in: a single listing, --observe on a manual clock,
+// flag errors, and the kubectl plugin through the real kubectl.
+import { test, type TestContext } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
+import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { SystemClock } from '../../src/clock/clock.ts';
+import { ManualClock } from '../../src/clock/manual-clock.ts';
+import { runFleet } from '../../src/fleet/fleet-command.ts';
+import { k8sTools } from '../support/k8s-tools.ts';
+import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
+
+const ROOT = resolve(import.meta.dirname, '..', '..');
+const real = new SystemClock();
+
+interface Fixture {
+  readonly server: ApiServerHandle;
+  readonly kubeconfig: string;
+  readonly dir: string;
+}
+
+async function fixture(t: TestContext, nowMicros: number): Promise<Fixture> {
+  const server = await startApiServer();
+  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-fleet-'));
+  t.after(async () => {
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const kubeconfig = join(dir, 'kubeconfig');
+  writeKubeconfig(kubeconfig, { server: server.url });
+  const day = 86_400_000_000;
+  const old = nowMicros - 30 * day;
+  const put = (o: Record<string, unknown>): void => {
+    server.store.put(o as Parameters<typeof server.store.put>[0]);
+  };
+  put(realisticNode('node-fresh', 1, { createdMicros: old, condition: { status: 'False', reason: 'RelistHealthy' } }));
+  put(realisticNode('node-silent', 2, { createdMicros: old, condition: { status: 'False', reason: 'RelistHealthy' } }));
+  put(realisticNode('node-sick', 3, { createdMicros: old, condition: { status: 'True', reason: 'RelistStale' } }));
+  put(realisticNode('node-cordoned', 4, { createdMicros: old, unschedulable: true }));
+  put(realisticNode('node-nolease', 5, { createdMicros: old }));
+  put(realisticNode('node-windows', 6, { createdMicros: old, os: 'windows' }));
+  put(realisticNode('node-young', 7, { createdMicros: nowMicros - 10_000_000 }));
+  put(agentLease('node-fresh', nowMicros - 3_000_000));
+  put(agentLease('node-silent', nowMicros - 3_600_000_000));
+  put(agentLease('node-sick', nowMicros - 3_600_000_000));
+  put(agentLease('node-cordoned', nowMicros - 3_600_000_000));
+  return { server, kubeconfig, dir };
+}
+
+function capture(): { out: string[]; err: string[]; io: { stdout: { write(s: string): void }; stderr: { write(s: string): void } } } {
+  const out: string[] = [];
+  const err: string[] = [];
+  return { out, err, io: { stdout: { write: (s) => void out.push(s) }, stderr: { write: (s) => void err.push(s) } } };
+}
+
+interface JsonNode {
+  node: string;
+  verdict: string;
+  judged: boolean;
+  notJudged?: string;
+  cordoned: boolean;
+  condition: { status: string; reason: string } | null;
+  leaseAgeSeconds: number | null;
+}
+
+test('fleet: a single listing judges by wall-clock age, says so, and exits 1 when a judged node is not Fresh', async (t) => {
+  const f = await fixture(t, real.wallMicros());
+  const c = capture();
+  const code = await runFleet(['--kubeconfig', f.kubeconfig, '-o', 'json'], { ...c.io, env: {} });
+  assert.equal(code, 1, c.err.join(''));
+  const doc = JSON.parse(c.out.join('')) as { basis: string; note: string; nodes: JsonNode[]; summary: Record<string, number> };
+  assert.equal(doc.basis, 'wall-clock');
+  assert.match(doc.note, /single listing cannot see a lease advance/);
+  const by = new Map(doc.nodes.map((n) => [n.node, n]));
+  assert.deepEqual(
+    doc.nodes.map((n) => [n.node, n.verdict, n.judged, n.notJudged ?? '']),
+    [
+      ['node-cordoned', 'Stale', true, ''],
+      ['node-fresh', 'Fresh', true, ''],
+      ['node-nolease', 'Missing', true, ''],
+      ['node-sick', 'Stale', true, ''],
+      ['node-silent', 'Stale', true, ''],
+      ['node-windows', 'Missing', false, 'selector'],
+      ['node-young', 'Missing', false, 'too-young'],
+    ],
+  );
+  assert.equal(by.get('node-cordoned')?.cordoned, true);
+  assert.deepEqual(by.get('node-sick')?.condition, { status: 'True', reason: 'RelistStale', message: '' });
+  assert.ok(Math.abs((by.get('node-silent')?.leaseAgeSeconds ?? 0) - 3600) < 5);
+  assert.deepEqual(doc.summary, { judged: 5, fresh: 1, stale: 3, missing: 1, notJudged: 2, allFresh: false });
+});
+
+test('fleet: the table shows verdict, lease age and condition per node, and the rule that judged them', async (t) => {
+  const f = await fixture(t, real.wallMicros());
+  const c = capture();
+  const code = await runFleet(['--kubeconfig', f.kubeconfig], { ...c.io, env: {} });
+  assert.equal(code, 1);
+  const text = c.out.join('');
+  assert.match(text, /^NODE\s+VERDICT\s+JUDGED\s+LEASE AGE\s+MOVED\s+CONDITION\s+REASON$/m);
+  assert.match(text, /^node-sick\s+Stale\s+yes\s+1h0m\ds\s+-\s+True\s+RelistStale$/m);
+  assert.match(text, /^node-windows\s+Missing\s+no \(selector\)/m);
+  assert.match(text, /Judged by wall-clock age/);
+});
+
+test('fleet: exits 0 when every judged node is Fresh (a selector can narrow the fleet)', async (t) => {
+  const f = await fixture(t, real.wallMicros());
+  const c = capture();
+  const code = await runFleet(['--kubeconfig', f.kubeconfig, '--node-selector', 'kubernetes.io/hostname=node-fresh', '-o', 'json'], { ...c.io, env: {} });
+  assert.equal(code, 0, c.err.join(''));
+});
+
+test('fleet: --observe shorter than the grace period exits 2 with that error', async () => {
+  const c = capture();
+  const code = await runFleet(['--observe', '10s', '--grace', '50s'], { ...c.io, env: {} });
+  assert.equal(code, 2);
+  assert.match(c.err.join(''), /^nodepulse fleet: observe: 10s must be at least the grace period \(50s\)/);
+});
+
+test('fleet: --observe judges on the reader\'s clock: a lease that moves is Fresh, one an hour old but seen first is Stale only after grace', async (t) => {
+  const clock = new ManualClock({ startWallMs: Math.floor(real.wallMicros() / 1000) });
+  const f = await fixture(t, clock.wallMicros());
+  // The reader's wall clock is an hour off: under the reader's-clock rule it changes nothing.
+  clock.wallOffsetMs = 3_600_000;
+  const c = capture();
+  const run = runFleet(['--kubeconfig', f.kubeconfig, '--observe', '1m', '-o', 'json'], { ...c.io, env: {}, clock });
+  let done = false;
+  void run.finally(() => {
+    done = true;
+  });
+  // The informers list and watch over real HTTP; move the reader's clock 1 s at a time and let
+  // the events in between. node-fresh's agent renews every 10 s of that clock.
+  for (let i = 0; i < 200 && !done; i++) {
+    await real.sleep(5);
+    if (i < 5) continue; // let the informers list first
+    if (i % 10 === 0) {
+      f.server.store.put(agentLease('node-fresh', clock.wallMicros() - 3_600_000_000) as Parameters<typeof f.server.store.put>[0]);
+    }
+    await clock.advance(1_000);
+  }
+  const code = await run;
+  assert.equal(code, 1, c.err.join(''));
+  const doc = JSON.parse(c.out.join('')) as { basis: string; nodes: Array<JsonNode & { seenMoving?: boolean }> };
+  assert.equal(doc.basis, 'reader-clock');
+  const by = new Map(doc.nodes.map((n) => [n.node, n]));
+  assert.equal(by.get('node-fresh')?.verdict, 'Fresh');
+  assert.equal(by.get('node-fresh')?.seenMoving, true);
+  assert.equal(by.get('node-silent')?.verdict, 'Stale');
+  assert.equal(by.get('node-nolease')?.verdict, 'Missing');
+});
+
+test('fleet: runs as a kubectl plugin through the real kubectl', async (t) => {
+  const main = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  const fleetJs = join(ROOT, 'dist', 'src', 'fleet', 'fleet-command.js');
+  if (!existsSync(main) || !existsSync(fleetJs)) {
+    if (process.env['CI'] === 'true') throw new Error(`precondition: ${main} must be built (npm run build) before the tests`);
+    t.skip('needs npm run build (dist/src/cli/main.js)');
+    return;
+  }
+  const { kubectl } = k8sTools();
+  const f = await fixture(t, real.wallMicros());
+  const bin = join(f.dir, 'bin');
+  mkdirSync(bin);
+  const plugin = join(bin, 'kubectl-nodepulse');
+  writeFileSync(plugin, `#!/bin/sh\nexec ${join(ROOT, 'node_modules', '.bin', 'node')} ${main} "$@"\n`);
+  chmodSync(plugin, 0o755);
+  const env = { ...process.env, PATH: `${bin}:${process.env['PATH'] ?? ''}`, KUBECONFIG: f.kubeconfig, HOME: f.dir };
+  const list = await promisify(execFile)(kubectl, ['plugin', 'list'], { env }).catch((e: { stdout: string }) => e);
+  assert.match(list.stdout, /kubectl-nodepulse/, 'precondition: kubectl finds the plugin');
+  const result = await promisify(execFile)(kubectl, ['nodepulse', 'fleet', '-o', 'json', '--lease-namespace', LEASE_NAMESPACE], { env, timeout: 30_000 })
+    .then((r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }))
+    .catch((e: { code: number; stdout: string; stderr: string }) => ({ code: e.code, stdout: e.stdout, stderr: e.stderr }));
+  assert.equal(result.code, 1, result.stderr);
+  const doc = JSON.parse(result.stdout) as { basis: string; nodes: JsonNode[] };
+  assert.equal(doc.basis, 'wall-clock');
+  assert.equal(doc.nodes.find((n) => n.node === 'node-fresh')?.verdict, 'Fresh');
+});
