@@ -1,0 +1,75 @@
+// The list-watch informer against the API stand-in: it restarts after errors, relists after a
+// 410 Expired, and reports what changed while it was away.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { startApiServer } from '../../src/apiserver/api-server.ts';
+import { SystemClock } from '../../src/clock/clock.ts';
+import { ManualClock } from '../../src/clock/manual-clock.ts';
+import { KubeClient } from '../../src/kube/kube-client.ts';
+import type { Lease } from '../../src/kube/kube-types.ts';
+import { Informer, kubeListWatch, type InformerEvent } from '../../src/kube/list-watch.ts';
+import { targetFor } from './election-harness.ts';
+import { agentLease, LEASE_NAMESPACE } from './fleet-fixtures.ts';
+
+const real = new SystemClock();
+const PATH = `/apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases`;
+
+async function until(what: string, ok: () => boolean, clock: ManualClock): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (ok()) return;
+    await real.sleep(5);
+    await clock.advance(250);
+  }
+  assert.fail(`precondition: ${what} within the poll bound`);
+}
+
+test('informer: restarts after the API goes away and after a failed list, relists after 410 Expired, and replays deletions', async (t) => {
+  const server = await startApiServer({ historySize: 3, watchTimeoutMs: 300 });
+  const clock = new ManualClock();
+  const target = targetFor(server.url);
+  const client = new KubeClient({ target, clock });
+  const abort = new AbortController();
+  const events: Array<InformerEvent<string | undefined>> = [];
+  const put = (name: string, micros: number): void => {
+    server.store.put(agentLease(name, micros) as Parameters<typeof server.store.put>[0]);
+  };
+  put('a', 1_000_000);
+  put('b', 1_000_000);
+  const informer = new Informer<Lease, string | undefined>({
+    source: kubeListWatch<Lease>({ client, target, clock, path: PATH, labelSelector: 'nodepulse.io/role=node-lease' }),
+    clock,
+    project: (l) => l.spec?.renewTime,
+    onEvent: (e) => events.push(e),
+  });
+  const running = informer.run(abort.signal);
+  t.after(async () => {
+    abort.abort();
+    await running;
+    client.close();
+    await server.close();
+  });
+
+  await until('the first list', () => informer.synced && informer.store.size === 2, clock);
+  put('a', 2_000_000);
+  await until('a watch event', () => informer.store.get('a') === '1970-01-01T00:00:02.000000Z', clock);
+  assert.deepEqual(informer.counts, { lists: 1, watches: 1 });
+
+  // The API server goes away; meanwhile more changes than its watch history holds.
+  server.faults.failNext(2, `GET ${PATH}`, 500);
+  await server.stopListening();
+  for (let i = 3; i < 10; i++) put('a', i * 1_000_000);
+  server.store.delete('leases', LEASE_NAMESPACE, 'b');
+  await real.sleep(20);
+  await clock.advance(1_000);
+  await server.startListening();
+  await until('recovery', () => informer.store.get('a') === '1970-01-01T00:00:09.000000Z' && !informer.store.has('b'), clock);
+  assert.ok(informer.counts.lists >= 2, `relisted (${JSON.stringify(informer.counts)})`);
+  assert.ok(events.some((e) => e.type === 'delete' && e.key === 'b'), 'the deletion while away was reported');
+
+  // Writes elsewhere push the leases' resourceVersion out of the server's history; when the
+  // server ends the watch (its timeout), the informer's re-watch gets 410 Expired and relists.
+  const lists = informer.counts.lists;
+  for (let i = 0; i < 5; i++) server.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: `n${i}` } });
+  await until('a relist after 410', () => informer.counts.lists === lists + 1, clock);
+  assert.equal(informer.store.get('a'), '1970-01-01T00:00:09.000000Z');
+});
