@@ -12,7 +12,12 @@
 //     its own fault, not a dead runtime.
 //   - Every call has a deadline (CallOptions.deadlineMs), timed on the injected Clock's monotonic
 //     timers: when it passes, the call is cancelled and rejects with `deadline_exceeded`. A
-//     stepped wall clock cannot shorten or stretch it.
+//     stepped wall clock cannot shorten or stretch it. (So no grpc-timeout header is sent: gRPC
+//     deadlines are wall-clock instants. Give the client the system clock outside tests; on a
+//     ManualClock a deadline passes only when the test advances it.) The first Version / Status /
+//     *Status call also loads the full proto before its deadline starts (tens of ms, once).
+//   - The HTTP/2 flow-control window is twice the receive limit, so a large listing streams
+//     without waiting on a WINDOW_UPDATE round trip every 64 KiB (the default window).
 //   - relist() issues both listings at once, under ONE deadline: a hung runtime costs one
 //     deadline, not two (kubelet's serial calls cost two, more than its relist threshold). When
 //     one call fails, the other is cancelled and relist() rejects with the first fault.
@@ -26,6 +31,12 @@
 // request: no filter) and come back as raw bytes, which lean-decode.ts reads for the few fields
 // the agent keeps. `bytes` in their results is the size of the received protobuf messages. The
 // other four calls are rare, so they use the full proto (cri-proto.ts), loaded on first use.
+//
+// Measured here (2 cores, noisy; 210 sandboxes + 420 containers = 495 KB per relist, the
+// simulated runtime in its own process): a proto-loader client (the floor) used 7.2-9.3 ms of
+// client CPU per relist, this client 2.2-3.0 ms; at 1,000 sandboxes + 10,000 containers (9.6 MB),
+// 113-126 ms against 24-31 ms. Decoding alone is 0.37 ms against 3.6 ms for the full decode; most
+// of what is left is gRPC/HTTP/2 and the garbage of its receive buffers.
 import * as grpc from '@grpc/grpc-js';
 import { SystemClock, type Clock } from '../clock/clock.ts';
 import { CriError } from './cri-error.ts';
