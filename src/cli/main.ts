@@ -25,7 +25,9 @@ Run 'nodepulse <command> --help' for a command's flags.
 type Command = (argv: string[], io: CommandIo, signal: AbortSignal) => Promise<number>;
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
+  agent: async () => (await import('./agent-command.ts')).runAgentCommand,
   check: async () => (await import('./check-command.ts')).runCheck,
+  demo: async () => (await import('../demo/demo-command.ts')).runDemo,
   fleet: async () => (await import('../fleet/fleet-command.ts')).runFleet,
   controller: async () => (await import('../controller/controller-command.ts')).runController,
   version: async () => async (_argv, io) => {

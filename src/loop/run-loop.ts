@@ -27,8 +27,11 @@ export interface LoopOptions {
   readonly onError?: (err: unknown) => void;
 }
 
-/** One iteration. Returns the delay before the next tick, or undefined for the loop's period. */
-export type Tick = (signal: AbortSignal) => Promise<number | undefined | void>;
+/**
+ * One iteration. A number it resolves to is the delay before the next tick; anything else
+ * (undefined, or a tick's own outcome record) means the loop's period.
+ */
+export type Tick = (signal: AbortSignal) => Promise<unknown>;
 
 /**
  * Runs tick forever on the options' clock until the signal aborts. The first tick begins at

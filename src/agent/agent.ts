@@ -1,0 +1,329 @@
+// The agent: every part of nodepulse's node-side loop, wired together.
+//
+//   relister loop ──► RelistLedger ──► health(now) ─┐
+//   (every relistPeriod, sliding)                    ├─► NodeLease loop (renew iff relister Alive ∧ Healthy)
+//   heartbeats of every loop ─► liveness(now) ──────┘
+//   Status poller loop ─► runtime conditions (metrics, /status, /healthz; never the lease)
+//   HTTP: /livez /readyz /healthz /metrics /status
+//
+// Every loop runs on runLoop() with its own heartbeat; every judgement is made on the injected
+// clock. start() starts the loops and listens; close() aborts the loops and the calls in flight,
+// closes the runtime channel and the HTTP server, and never releases the Lease: a restarting
+// agent must not make its node look briefly dead, nor a dead one briefly alive.
+//
+// This module decides no policy of its own beyond the wiring: the judgements live in relist/,
+// liveness/ and lease/. It logs each change of state once (runtime judgement, each loop's
+// liveness) from the loop boundaries, never per tick.
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import type { Registry } from 'prom-client';
+import type { Clock } from '../clock/clock.ts';
+import { NodeCondition, type NodeConditionApi } from '../condition/node-condition.ts';
+import type { AgentConfig } from '../config/agent-config-schema.ts';
+import { RENEW_JITTER_FRACTION } from '../config/agent-config-schema.ts';
+import type { RuntimeClient } from '../cri/types.ts';
+import { createHttpServer } from '../http/http-server.ts';
+import type { HealthCheck } from '../http/health-report.ts';
+import { isoFromWallMicros, runtimeStatusView, type StatusSnapshot } from '../http/status-snapshot.ts';
+import type { LeaseApi } from '../lease/lease-writer.ts';
+import { NodeLease } from '../lease/node-lease.ts';
+import { Heartbeat } from '../liveness/heartbeat.ts';
+import { liveness, type Liveness, type LivenessWindows } from '../liveness/liveness.ts';
+import type { Logger } from '../log/logger.ts';
+import { runLoop } from '../loop/run-loop.ts';
+import { createAgentMetrics, type AgentMetrics } from '../metrics/metrics.ts';
+import type { RuntimeHealth } from '../relist/relist-ledger.ts';
+import { Relister, type RelistOutcome } from '../relist/relister.ts';
+import { StatusPoller } from '../runtime/status-poller.ts';
+import { VERSION } from '../version.ts';
+
+export interface AgentOptions {
+  readonly config: AgentConfig;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly registry: Registry;
+  readonly runtime: RuntimeClient;
+  readonly kube: LeaseApi & NodeConditionApi;
+  readonly random?: () => number;
+}
+
+/** The loops whose liveness /livez reports, in order (`condition` only with --node-condition). */
+export const AGENT_LOOPS = ['relister', 'lease', 'status', 'condition'] as const;
+type LoopName = (typeof AGENT_LOOPS)[number];
+
+export class Agent {
+  readonly relister: Relister;
+  readonly lease: NodeLease;
+  readonly statusPoller: StatusPoller;
+  /** The Node condition writer, or undefined with --node-condition=false. */
+  readonly condition: NodeCondition | undefined;
+  readonly metrics: AgentMetrics;
+  readonly #options: AgentOptions;
+  readonly #beats: Record<LoopName, Heartbeat>;
+  readonly #windows: LivenessWindows;
+  readonly #controller = new AbortController();
+  readonly #loops: Promise<void>[] = [];
+  readonly #server: Server;
+  #startedAtMs: number | undefined;
+  #listening = false;
+  #lastRelistBeganMs: number | undefined;
+  #lastDropped = 0;
+  /** Last logged state of each watched thing, so each change is logged once. */
+  readonly #logged = new Map<string, string>();
+
+  constructor(options: AgentOptions) {
+    this.#options = options;
+    const { config, clock, logger, registry, runtime } = options;
+    this.#windows = { idleWindowMs: config.idleWindowMs, stuckWindowMs: config.stuckWindowMs };
+    this.#beats = {
+      relister: new Heartbeat('relister'),
+      lease: new Heartbeat('lease'),
+      status: new Heartbeat('status'),
+      condition: new Heartbeat('condition'),
+    };
+    this.metrics = createAgentMetrics(registry, {
+      relistDeadlineMs: config.relistDeadlineMs,
+      relistPeriodMs: config.relistPeriodMs,
+      version: VERSION,
+    });
+    this.relister = new Relister({
+      client: runtime,
+      clock,
+      deadlineMs: config.relistDeadlineMs,
+      thresholdMs: config.relistThresholdMs,
+      onOutcome: (outcome) => this.#onRelist(outcome),
+    });
+    this.metrics.setRelistInFlightProvider(() => {
+      const since = this.relister.ledger.record().inFlightSince;
+      return since === undefined ? 0 : (clock.monotonicMs() - since.monotonicMs) / 1000;
+    });
+    this.statusPoller = new StatusPoller({
+      client: runtime,
+      clock,
+      deadlineMs: config.statusDeadlineMs,
+      logger: logger.child({ loop: 'status' }),
+      onReading: (reading) => this.metrics.setRuntimeConditions(reading.conditions),
+    });
+    this.lease = new NodeLease({
+      client: options.kube,
+      clock,
+      nodeName: config.nodeName,
+      namespace: config.leaseNamespace,
+      leaseDurationSeconds: config.leaseDurationMs / 1000,
+      renewIntervalMs: config.renewIntervalMs,
+      recheckMs: config.leaseRecheckMs,
+      ...(options.random === undefined ? {} : { random: options.random }),
+      relisterLiveness: () => this.loopLiveness('relister'),
+      runtimeHealth: () => this.runtimeHealth(),
+      logger: logger.child({ loop: 'lease' }),
+      hooks: {
+        renewal: (result) => this.metrics.leaseRenewals.inc({ result }),
+        conflict: () => this.metrics.leaseConflicts.inc(),
+        renewed: (seconds) => this.metrics.leaseLastRenewTimestamp.set(seconds),
+        renewing: (renewing) => this.metrics.leaseRenewing.set(renewing ? 1 : 0),
+      },
+    });
+    this.condition = config.nodeCondition
+      ? new NodeCondition({
+          client: options.kube,
+          clock,
+          nodeName: config.nodeName,
+          runtimeHealth: () => this.runtimeHealth(),
+          thresholdMs: config.relistThresholdMs,
+          refreshMs: config.conditionRefreshMs,
+          logger: logger.child({ loop: 'condition' }),
+        })
+      : undefined;
+    this.#server = createHttpServer({
+      loops: () => this.loops(),
+      withinStartupGrace: () => this.#withinStartupGrace(),
+      ready: () => this.#ready(),
+      checks: () => this.#checks(),
+      status: () => this.status(),
+      registry,
+      onError: (err, path) => logger.error({ err, path }, 'HTTP handler failed'),
+    });
+  }
+
+  /** Starts every loop and the HTTP server; resolves once listening. */
+  async start(): Promise<AddressInfo> {
+    const { config, clock, logger } = this.#options;
+    this.#startedAtMs = clock.monotonicMs();
+    const signal = this.#controller.signal;
+    const onError = (loop: string) => (err: unknown) => logger.error({ err, loop }, 'Loop tick failed');
+    this.#loops.push(
+      runLoop(async (s) => {
+        await this.relister.tick(s);
+        this.#observe();
+      }, { clock, heartbeat: this.#beats.relister, periodMs: config.relistPeriodMs, signal, onError: onError('relister') }),
+      runLoop(async (s) => {
+        this.#observe();
+        return this.lease.tick(s);
+      }, {
+        clock,
+        heartbeat: this.#beats.lease,
+        periodMs: config.renewIntervalMs,
+        jitter: RENEW_JITTER_FRACTION,
+        signal,
+        onError: onError('lease'),
+      }),
+      runLoop(async (s) => {
+        await this.statusPoller.tick(s);
+        this.#observe();
+      }, { clock, heartbeat: this.#beats.status, periodMs: config.statusPeriodMs, signal, onError: onError('status') }),
+    );
+    const condition = this.condition;
+    if (condition !== undefined) {
+      this.#loops.push(
+        runLoop((s) => condition.tick(s), {
+          clock,
+          heartbeat: this.#beats.condition,
+          periodMs: config.leaseRecheckMs,
+          signal,
+          onError: onError('condition'),
+        }),
+      );
+    }
+    const address = await listen(this.#server, config.httpHost, config.httpPort);
+    this.#listening = true;
+    logger.info(
+      { node: config.nodeName, criEndpoint: this.#options.runtime.endpoint, http: `${address.address}:${address.port}`, version: VERSION },
+      'Agent started',
+    );
+    return address;
+  }
+
+  /**
+   * Stops the loops, aborts calls in flight, closes the runtime channel and the HTTP server.
+   * The Lease is left as it is, to expire (see the module header).
+   */
+  async close(): Promise<void> {
+    this.#controller.abort(new Error('agent stopping'));
+    this.#options.runtime.close();
+    await Promise.all(this.#loops);
+    if (this.#listening) {
+      this.#server.closeAllConnections();
+      await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+      this.#listening = false;
+    }
+    this.#options.logger.info({}, 'Agent stopped');
+  }
+
+  runtimeHealth(): RuntimeHealth {
+    return this.relister.ledger.health(this.#options.clock.monotonicMs());
+  }
+
+  loopLiveness(name: LoopName): Liveness {
+    return liveness(this.#beats[name].snapshot(), this.#options.clock.monotonicMs(), this.#windows);
+  }
+
+  loops(): Liveness[] {
+    return AGENT_LOOPS.filter((name) => name !== 'condition' || this.condition !== undefined).map((name) => this.loopLiveness(name));
+  }
+
+  status(): StatusSnapshot {
+    const lease = this.lease.snapshot();
+    const counts = this.relister.counts();
+    return {
+      node: this.#options.config.nodeName,
+      runtime: runtimeStatusView(this.runtimeHealth()),
+      runtimeConditions: this.statusPoller.reading().conditions,
+      loops: this.loops(),
+      lease: {
+        namespace: lease.namespace,
+        name: lease.name,
+        renewing: lease.renewing,
+        lastRenewTime: lease.lastRenewTime ?? null,
+        lastError: lease.lastError ?? null,
+      },
+      counts: counts ?? { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} },
+      recentEvents: this.relister.recentEvents().map(({ seenWallMicros, ...event }) => ({ ...event, time: isoFromWallMicros(seenWallMicros) })),
+    };
+  }
+
+  #withinStartupGrace(): boolean {
+    const started = this.#startedAtMs;
+    return started !== undefined && this.#options.clock.monotonicMs() - started <= this.#options.config.startupGraceMs;
+  }
+
+  #ready(): { ready: boolean; reason: string } {
+    if (this.#startedAtMs === undefined) return { ready: false, reason: 'loops not started' };
+    if (!this.#listening) return { ready: false, reason: 'HTTP not listening yet' };
+    return { ready: true, reason: 'config loaded, loops started, HTTP serving' };
+  }
+
+  #checks(): HealthCheck[] {
+    const grace = this.#withinStartupGrace();
+    const checks: HealthCheck[] = this.loops().map((l) => ({
+      name: `loop-${l.name}`,
+      ok: l.state === 'Alive' || (l.state === 'Unknown' && grace),
+      reason: `${l.state}: ${l.reason}`,
+    }));
+    const health = this.runtimeHealth();
+    checks.push({ name: 'runtime', ok: health.state === 'Healthy', reason: `${health.state}: ${health.message}` });
+    const lease = this.lease.snapshot();
+    checks.push({
+      name: 'lease',
+      ok: lease.renewing,
+      reason: lease.renewing ? `renewing ${lease.namespace}/${lease.name}` : `withheld or failing: ${lease.lastError ?? 'gate closed'}`,
+    });
+    return checks;
+  }
+
+  #onRelist(outcome: RelistOutcome): void {
+    const m = this.metrics;
+    m.relistDuration.observe({ result: outcome.result }, outcome.durationMs / 1000);
+    if (this.#lastRelistBeganMs !== undefined) m.relistInterval.observe((outcome.began.monotonicMs - this.#lastRelistBeganMs) / 1000);
+    this.#lastRelistBeganMs = outcome.began.monotonicMs;
+    if (outcome.fault !== undefined) {
+      m.relistFailures.inc({ reason: outcome.fault.code });
+    } else {
+      m.relistLastSuccessTimestamp.set(outcome.began.wallMicros / 1e6);
+      const counts = this.relister.counts();
+      if (counts !== undefined) {
+        for (const [state, n] of Object.entries(counts.podsByState)) m.pods.set({ state }, n);
+        for (const [state, n] of Object.entries(counts.containersByState)) m.containers.set({ state }, n);
+      }
+      for (const event of outcome.events) m.lifecycleEvents.inc({ type: event.type });
+      const dropped = this.relister.eventsDropped;
+      if (dropped > this.#lastDropped) m.lifecycleEventsDropped.inc(dropped - this.#lastDropped);
+      this.#lastDropped = dropped;
+    }
+  }
+
+  /** Refreshes the judgement gauges and logs each change of state once. Called at every loop boundary. */
+  #observe(): void {
+    const health = this.runtimeHealth();
+    this.metrics.runtimeHealthy.set(health.state === 'Healthy' ? 1 : 0);
+    const relister = this.loopLiveness('relister');
+    this.metrics.agentAlive.set(relister.state === 'Alive' ? 1 : 0);
+    const log = this.#options.logger;
+    const runtimeKey = health.state === 'Healthy' ? 'Healthy' : `${health.state}/${'why' in health ? health.why : ''}`;
+    if (this.#changed('runtime', runtimeKey)) {
+      const level = health.state === 'Unhealthy' ? 'warn' : 'info';
+      log[level]({ state: health.state, message: health.message }, 'Runtime judgement changed');
+    }
+    for (const l of this.loops()) {
+      if (this.#changed(`loop:${l.name}`, l.state) && l.state !== 'Unknown') {
+        const level = l.state === 'Alive' ? 'info' : 'warn';
+        log[level]({ loop: l.name, state: l.state, reason: l.reason }, 'Loop liveness changed');
+      }
+    }
+  }
+
+  #changed(key: string, value: string): boolean {
+    if (this.#logged.get(key) === value) return false;
+    this.#logged.set(key, value);
+    return true;
+  }
+}
+
+function listen(server: Server, host: string | undefined, port: number): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port }, () => {
+      server.off('error', reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}

@@ -1,0 +1,78 @@
+// `nodepulse agent`: load and validate the config (exit 2 with one line per problem), then run
+// the agent until the signal aborts (exit 0).
+//
+// Start-up never waits for the runtime or the API server: a node that boots its runtime after
+// the agent, or an API server that is down, is exactly what the agent must report, so both are
+// faults the loops see and recover from, not reasons to exit.
+import { readFileSync, statSync } from 'node:fs';
+import { Registry } from 'prom-client';
+import { Agent } from '../agent/agent.ts';
+import { ResolvingRuntimeClient } from '../agent/resolving-runtime-client.ts';
+import { agentUsage, isHelpRequest } from '../config/agent-usage.ts';
+import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-config.ts';
+import { printableConfig } from '../config/printable-config.ts';
+import { createRuntimeClient } from '../cri/runtime-client.ts';
+import { KubeClient } from '../kube/kube-client.ts';
+import { loadKubeConfig } from '../kube/kube-config.ts';
+import { createLogger } from '../log/logger.ts';
+import type { CommandIo } from './command-io.ts';
+
+export async function runAgentCommand(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
+  if (isHelpRequest(argv)) {
+    io.stdout.write(agentUsage());
+    return 0;
+  }
+  const loaded = loadAgentConfig({ argv, env: io.env, readFile: readConfigFile });
+  if (!loaded.ok) {
+    for (const line of loaded.errors) io.stderr.write(`${line}\n`);
+    return 2;
+  }
+  const { config } = loaded;
+  if (loaded.printConfig) {
+    io.stdout.write(`${JSON.stringify(printableConfig(config), null, 2)}\n`);
+    return 0;
+  }
+
+  let target;
+  try {
+    target = loadKubeConfig({ kubeconfig: config.kubeconfig, env: io.env });
+  } catch (err) {
+    io.stderr.write(`${(err as Error).message}\n`);
+    return 2;
+  }
+
+  const logger = createLogger({ level: config.logLevel });
+  const kube = new KubeClient({ target, clock: io.clock, timeoutMs: config.apiTimeoutMs });
+  // An endpoint given by flag, env or file is used as given (the runtime may still be starting);
+  // only the built-in default is probed among the usual sockets, and re-probed until one exists.
+  const explicit = loaded.sources.criEndpoint !== 'default';
+  const runtime = new ResolvingRuntimeClient({
+    resolve: explicit ? { flag: config.criEndpoint } : { env: {} },
+    create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes }),
+  });
+  const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube });
+  logger.info({ apiServer: target.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');
+  try {
+    await agent.start();
+  } catch (err) {
+    logger.error({ err, httpAddress: config.httpAddress }, 'HTTP server failed to listen');
+    await agent.close();
+    kube.close();
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    if (signal.aborted) resolve();
+    else signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  logger.info({ reason: String((signal.reason as Error | undefined)?.message ?? 'aborted') }, 'Agent stopping');
+  await agent.close();
+  kube.close();
+  logger.flush();
+  return 0;
+}
+
+function readConfigFile(path: string): string {
+  const size = statSync(path).size;
+  if (size > MAX_CONFIG_FILE_BYTES) throw new Error(`${size} bytes is larger than ${MAX_CONFIG_FILE_BYTES}`);
+  return readFileSync(path, 'utf8');
+}

@@ -1,0 +1,189 @@
+// `nodepulse demo [--forever] [--http-address 127.0.0.1:9356] [--cri-endpoint URL] [--speed N]`
+//
+// The whole idea on one machine, with nothing to install: an in-process Kubernetes API stand-in
+// holding one Node, a simulated CRI runtime with a few pods that churn, and the real agent with
+// short timings between them. Then a scenario plays, and a timeline prints what an operator
+// would see:
+//
+//   healthy → the runtime hangs → the relists age out → the lease is withheld and the Node
+//   condition turns True/RelistStale → the runtime recovers → the lease moves again and the
+//   condition turns False/RelistHealthy.
+//
+// With --cri-endpoint it observes a real runtime instead of the simulated one: it never hangs
+// it, never calls anything but the agent's read-only CRI calls, and only watches.
+// It ends by itself after the scenario (about a minute), or runs on with --forever.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Registry } from 'prom-client';
+import { Agent } from '../agent/agent.ts';
+import { startApiServer, type ApiServerHandle } from '../apiserver/api-server.ts';
+import type { Clock } from '../clock/clock.ts';
+import { loadAgentConfig } from '../config/load-agent-config.ts';
+import { createRuntimeClient } from '../cri/runtime-client.ts';
+import { startSimRuntime, type SimRuntime } from '../cri-sim/sim-runtime.ts';
+import { KubeClient } from '../kube/kube-client.ts';
+import { createLogger } from '../log/logger.ts';
+import type { CommandIo } from '../cli/command-io.ts';
+import { DemoTimeline } from './demo-timeline.ts';
+
+export const DEMO_NODE = 'demo-node';
+
+/** The scenario, in seconds from start (at --speed 1). */
+const HANG_AT_S = 12;
+const RECOVER_AT_S = 34;
+const END_AT_S = 48;
+
+/** Short timings so the story fits in a minute; the defaults are 3m / 1m / 40s / 10s. */
+const DEMO_TIMINGS = [
+  '--relist-threshold=10s',
+  '--relist-deadline=3s',
+  '--lease-duration=8s',
+  '--renew-interval=2s',
+  '--status-period=2s',
+  '--status-deadline=2s',
+  '--idle-window=20s',
+  '--stuck-window=15s',
+  '--api-timeout=2s',
+];
+
+export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
+  let flags;
+  try {
+    flags = parseArgs({
+      args: argv,
+      options: {
+        forever: { type: 'boolean', default: false },
+        'http-address': { type: 'string', default: '127.0.0.1:9356' },
+        'cri-endpoint': { type: 'string' },
+        'log-level': { type: 'string', default: 'silent' },
+      },
+      strict: true,
+    }).values;
+  } catch (err) {
+    io.stderr.write(`nodepulse demo: ${(err as Error).message}\n`);
+    return 2;
+  }
+  const observeOnly = flags['cri-endpoint'] !== undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-demo-'));
+  const clock = io.clock;
+  const timeline = new DemoTimeline(io.stdout, clock);
+  let sim: SimRuntime | undefined;
+  let api: ApiServerHandle | undefined;
+  let agent: Agent | undefined;
+  let kube: KubeClient | undefined;
+  try {
+    api = await startApiServer({ clock });
+    await createNode(api.url, DEMO_NODE);
+    const endpoint = observeOnly
+      ? (flags['cri-endpoint'] as string)
+      : (sim = await startSimRuntime({ socketPath: join(dir, 'cri.sock'), pods: 4, containersPerPod: 2, churnPerSecond: 1, clock })).endpoint;
+
+    const loaded = loadAgentConfig({
+      argv: [
+        `--node-name=${DEMO_NODE}`,
+        `--cri-endpoint=${endpoint}`,
+        `--http-address=${flags['http-address']}`,
+        `--log-level=${flags['log-level']}`,
+        '--kubeconfig=unused',
+        ...DEMO_TIMINGS,
+      ],
+      env: {},
+      readFile: () => {
+        throw new Error('no config file in the demo');
+      },
+    });
+    if (!loaded.ok) throw new Error(`demo config: ${loaded.errors.join('; ')}`);
+    const config = loaded.config;
+    kube = new KubeClient({ target: standInTarget(api.url), clock, timeoutMs: config.apiTimeoutMs });
+    const logger = createLogger({ level: config.logLevel, destination: { write: (line: string) => io.stderr.write(line) } });
+    agent = new Agent({
+      config,
+      clock,
+      logger,
+      registry: new Registry(),
+      runtime: createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes }),
+      kube,
+    });
+    const address = await agent.start();
+    const base = `http://${address.address}:${address.port}`;
+    timeline.say(`API stand-in     ${api.url} (Node ${DEMO_NODE})`);
+    timeline.say(`CRI runtime      ${endpoint}${sim === undefined ? ' (real: observed only)' : ' (simulated: 4 pods × 2 containers, churning)'}`);
+    timeline.say(`agent /status    ${base}/status`);
+    timeline.say(`agent /metrics   ${base}/metrics`);
+    timeline.say(`timings          threshold 10s, relist deadline 3s, lease 8s renewed every 2s`);
+
+    const watch = timeline.watch(agent, api, DEMO_NODE, signal);
+    const runningSim = sim;
+    const steps: Array<[number, string, () => void]> = runningSim === undefined
+      ? []
+      : [
+          [HANG_AT_S, 'SCENARIO: the runtime hangs (every CRI call is accepted and never answered)', () => runningSim.addFault({ method: '*', hang: true })],
+          [RECOVER_AT_S, 'SCENARIO: the runtime recovers (calls are answered again)', () => runningSim.clearFaults()],
+        ];
+    const started = clock.monotonicMs();
+    for (const [atS, text, act] of steps) {
+      if (!(await sleepUntil(clock, started + atS * 1000, signal))) break;
+      timeline.say(text);
+      act();
+    }
+    if (flags.forever) {
+      timeline.say('running on (--forever); Ctrl-C to stop');
+      await sleepUntil(clock, Number.POSITIVE_INFINITY, signal);
+    } else if (await sleepUntil(clock, started + END_AT_S * 1000, signal)) {
+      timeline.summary();
+    }
+    await watch.stop();
+    return timeline.complete() || observeOnly ? 0 : 1;
+  } catch (err) {
+    io.stderr.write(`nodepulse demo: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    await agent?.close();
+    kube?.close();
+    await sim?.close();
+    await api?.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function sleepUntil(clock: Clock, atMs: number, signal: AbortSignal): Promise<boolean> {
+  const wait = atMs - clock.monotonicMs();
+  try {
+    await clock.sleep(Number.isFinite(wait) ? Math.max(0, wait) : 2 ** 31 - 1, signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Registers the demo's Node the way a kubelet would (POST /api/v1/nodes). */
+async function createNode(url: string, name: string): Promise<void> {
+  const res = await fetch(`${url}/api/v1/nodes`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name } },
+      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] },
+    }),
+  });
+  if (res.status !== 201) throw new Error(`creating Node ${name}: HTTP ${res.status}: ${await res.text()}`);
+}
+
+function standInTarget(server: string): ConstructorParameters<typeof KubeClient>[0]['target'] {
+  return {
+    server,
+    ca: undefined,
+    cert: undefined,
+    key: undefined,
+    skipTLSVerify: false,
+    tlsServerName: undefined,
+    token: undefined,
+    tokenFile: undefined,
+    namespace: undefined,
+    source: 'in-process API stand-in',
+  };
+}
