@@ -3,6 +3,13 @@
 // tokenFile path (which client-go re-reads, so tests can rotate it on disk).
 //
 // The file is written with mode 0600, as kubectl writes its own; it may hold a bearer token.
+//
+// Plain HTTP and the two clients:
+//   - @kubernetes/client-node v2 refuses an http:// server unless the cluster sets
+//     insecure-skip-tls-verify, so an http:// server gets it (there is no TLS to verify);
+//   - client-go (kubectl) loads a kubeconfig's credentials only for an https:// server
+//     (clientcmd DirectClientConfig: IsConfigTransportTLS), so kubectl sends no token to the
+//     stand-in: run it without tokens for kubectl.
 
 import { writeFileSync } from 'node:fs';
 import { stringify } from 'yaml';
@@ -31,7 +38,10 @@ export function kubeconfigDocument(options: KubeconfigOptions): Record<string, u
   return {
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [{ name: KUBECONFIG_CONTEXT, cluster: { server: options.server } }],
+    clusters: [{
+      name: KUBECONFIG_CONTEXT,
+      cluster: options.server.startsWith('http://') ? { server: options.server, 'insecure-skip-tls-verify': true } : { server: options.server },
+    }],
     users: [{ name: KUBECONFIG_CONTEXT, user }],
     contexts: [{ name: KUBECONFIG_CONTEXT, context }],
     'current-context': KUBECONFIG_CONTEXT,
