@@ -89,7 +89,9 @@ export class FleetController {
     let nextFullMs = clock.monotonicMs();
     try {
       while (!signal.aborted) {
-        if (leases.synced && nodes.synced) {
+        // Until both lists are in, nothing is judged: events only fill the view.
+        if (!leases.synced || !nodes.synced) dirty.clear();
+        else {
           const now = clock.monotonicMs();
           if (now >= nextFullMs) {
             nextFullMs = now + periodMs;
@@ -106,7 +108,8 @@ export class FleetController {
             await this.#act(term, view, readings);
           }
         }
-        const waitMs = Math.max(0, nextFullMs - clock.monotonicMs());
+        // Not yet synced: look again in a moment (the first full pass runs once both are in).
+        const waitMs = leases.synced && nodes.synced ? Math.max(0, nextFullMs - clock.monotonicMs()) : Math.min(periodMs, 100);
         await new Promise<void>((resolve) => {
           const timer = clock.after(waitMs, done);
           function done(): void {
@@ -117,7 +120,7 @@ export class FleetController {
           }
           wake = done;
           signal.addEventListener('abort', done, { once: true });
-          if (dirty.size > 0 || signal.aborted) done();
+          if ((dirty.size > 0 && leases.synced && nodes.synced) || signal.aborted) done();
         });
       }
     } finally {
