@@ -211,9 +211,9 @@ export class ObjectStore {
    * resource is taken from `resource`, or from the object's apiVersion and kind.
    * Returns a copy of what was stored.
    */
-  put(obj: JsonObject, resource?: string): JsonObject {
-    const def = resource !== undefined ? this.#def(resource) : this.#defOf(obj);
-    const copy = clone(obj);
+  put(obj: Readonly<Record<string, unknown>>, resource?: string): JsonObject {
+    const copy = JSON.parse(JSON.stringify(obj)) as JsonObject;
+    const def = resource !== undefined ? this.#def(resource) : this.#defOf(copy);
     const meta = metaOf(copy);
     const name = stringField(meta, 'name');
     if (name === undefined || name === '') throw new StoreError('bad_object', 'metadata.name: "" must be set');

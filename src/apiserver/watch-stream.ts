@@ -153,11 +153,12 @@ export function startWatch(res: ServerResponse, o: WatchOptions, startRv: number
   const timeoutMs = timeoutRaw !== null && /^\d+$/.test(timeoutRaw) ? Number(timeoutRaw) * 1000 : o.defaultTimeoutMs;
   timers.push(o.clock.after(timeoutMs, end));
   if (isTrue(o.query.get('allowWatchBookmarks'))) {
+    // One bookmark timer at a time: slot 1 of `timers` is re-armed, so the list stays bounded.
     const arm = (): void => {
-      timers.push(o.clock.after(o.bookmarkIntervalMs, () => {
+      timers[1] = o.clock.after(o.bookmarkIntervalMs, () => {
         write(eventLine('BOOKMARK', bookmarkJson(def, store.resourceVersion(), false)));
         if (!ended) arm();
-      }));
+      });
     };
     arm();
   }
