@@ -44,10 +44,10 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
   const logger = createLogger({ level: config.logLevel });
   const kube = new KubeClient({ target, clock: io.clock, timeoutMs: config.apiTimeoutMs });
   // An endpoint given by flag, env or file is used as given (the runtime may still be starting);
-  // only the built-in default is probed among the usual sockets, and re-probed until one exists.
-  const explicit = loaded.sources.criEndpoint !== 'default';
+  // without one, the usual sockets are probed, and re-probed until one exists. The config layer
+  // has already read CONTAINER_RUNTIME_ENDPOINT, hence the empty env here.
   const runtime = new ResolvingRuntimeClient({
-    resolve: explicit ? { flag: config.criEndpoint } : { env: {} },
+    resolve: { flag: config.criEndpoint, env: {} },
     create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes }),
   });
   const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube });

@@ -61,7 +61,7 @@ const WELL_KNOWN_ENV: Partial<Record<AgentConfigKey, string>> = {
 
 const DEFAULTS: Record<AgentConfigKey, string | undefined> = {
   nodeName: undefined,
-  criEndpoint: 'unix:///run/containerd/containerd.sock',
+  criEndpoint: undefined,
   kubeconfig: undefined,
   leaseNamespace: 'nodepulse',
   leaseDuration: '40s',
@@ -85,7 +85,7 @@ const DEFAULTS: Record<AgentConfigKey, string | undefined> = {
 
 const HELP: Record<AgentConfigKey, string> = {
   nodeName: 'the Node this agent watches; also the Lease name (required; a DNS subdomain)',
-  criEndpoint: 'the CRI runtime socket, a unix:// URL',
+  criEndpoint: "the CRI runtime socket, a unix:// URL (default: the first of containerd's, CRI-O's and cri-dockerd's sockets that exists, looked for until one does)",
   kubeconfig: 'kubeconfig file; in-cluster config when unset',
   leaseNamespace: "the Lease's namespace (a DNS label; never kube-node-lease)",
   leaseDuration: 'leaseDurationSeconds written on the Lease (whole seconds)',

@@ -40,8 +40,8 @@ import { parseHostPort } from './host-port.ts';
 
 export interface AgentConfig {
   readonly nodeName: string;
-  /** unix:// URL of the CRI socket. */
-  readonly criEndpoint: string;
+  /** unix:// URL of the CRI socket; undefined: probe the usual sockets (cri/endpoint.ts). */
+  readonly criEndpoint: string | undefined;
   /** kubeconfig path; undefined means KUBECONFIG-less defaults (in-cluster). */
   readonly kubeconfig: string | undefined;
   readonly leaseNamespace: string;
@@ -146,7 +146,7 @@ const fields = {
     else if (Buffer.byteLength(v.slice('unix://'.length)) > MAX_SOCKET_PATH_BYTES) {
       fail(ctx, `a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes (the kernel's sun_path limit)`);
     }
-  }, 'set (--cri-endpoint or CONTAINER_RUNTIME_ENDPOINT)'),
+  }).optional(),
   kubeconfig: text((v, ctx) => {
     if (v === '') fail(ctx, 'a file path');
   }).optional(),
@@ -254,7 +254,7 @@ function toAgentConfig(r: Resolved): AgentConfig {
   const hostPort = need(parseHostPort(httpAddress), 'httpAddress');
   return {
     nodeName: need(r.nodeName, 'nodeName'),
-    criEndpoint: need(r.criEndpoint, 'criEndpoint'),
+    criEndpoint: r.criEndpoint,
     kubeconfig: r.kubeconfig,
     leaseNamespace: need(r.leaseNamespace, 'leaseNamespace'),
     leaseDurationMs: ms('leaseDuration'),

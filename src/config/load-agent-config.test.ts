@@ -147,7 +147,7 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     const { config } = configOf(N);
     assert.deepEqual(config, {
       nodeName: 'node-a',
-      criEndpoint: 'unix:///run/containerd/containerd.sock',
+      criEndpoint: undefined,
       kubeconfig: undefined,
       leaseNamespace: 'nodepulse',
       leaseDurationMs: 40_000,
@@ -273,7 +273,7 @@ describe('loadAgentConfig: sources and precedence', () => {
 
 describe('printableConfig', () => {
   it('shows durations as strings and every key', () => {
-    const printable = printableConfig(configOf([...N, '--kubeconfig', '/k']).config);
+    const printable = printableConfig(configOf([...N, '--kubeconfig', '/k', '--cri-endpoint', 'unix:///run/crio/crio.sock']).config);
     assert.deepEqual(Object.keys(printable), [...AGENT_CONFIG_KEYS]);
     assert.equal(printable['relistThreshold'], '3m0s');
     assert.equal(printable['renewInterval'], '10s');

@@ -12,7 +12,7 @@ export function printableConfig(config: AgentConfig): PrintableConfig {
   const d = formatDuration;
   return {
     nodeName: config.nodeName,
-    criEndpoint: config.criEndpoint,
+    ...(config.criEndpoint === undefined ? {} : { criEndpoint: config.criEndpoint }),
     ...(config.kubeconfig === undefined ? {} : { kubeconfig: config.kubeconfig }),
     leaseNamespace: config.leaseNamespace,
     leaseDuration: d(config.leaseDurationMs),
