@@ -171,14 +171,17 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
     const print = (readings: NodeReadiness[]): void => {
       io.stdout.write(flags.output === 'json' ? renderJson(readings, ctx) : renderTable(readings, ctx));
     };
+    const result = async (readings: NodeReadiness[]): Promise<number> => {
+      print(readings);
+      await drained(io.stdout, clock);
+      return summarizeFleet(readings).allFresh ? 0 : 1;
+    };
 
     if (ctx.basis === 'wall-clock') {
       const [leaseItems, nodeItems] = await Promise.all([listAll(leases, abort.signal), listAll(nodes, abort.signal)]);
       for (const n of nodeItems) view.nodeEvent({ type: 'upsert', key: n.metadata.name ?? '', value: nodeRecord(n), previous: undefined });
       for (const l of leaseItems) view.leaseEvent({ type: 'upsert', key: l.metadata.name ?? '', value: leaseRenewMicros(l), previous: undefined });
-      const readings = view.readings(options);
-      print(readings);
-      return summarizeFleet(readings).allFresh ? 0 : 1;
+      return await result(view.readings(options));
     }
 
     const leaseInformer = new Informer<Lease, number | undefined>({
@@ -202,9 +205,7 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
           io.stderr.write(`nodepulse fleet: could not list the leases and nodes within ${formatDuration(flags.observeMs)}\n`);
           return 1;
         }
-        const readings = view.readings(options);
-        print(readings);
-        return summarizeFleet(readings).allFresh ? 0 : 1;
+        return await result(view.readings(options));
       }
       // --watch: print once synced, then whenever a verdict changes (by event or by time).
       let last = '';
@@ -234,4 +235,24 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
     signal?.removeEventListener('abort', onAbort);
     client.close();
   }
+}
+
+/** How long a finished listing waits for a slow reader of stdout before it gives up. */
+const DRAIN_TIMEOUT_MS = 30_000;
+
+/**
+ * Waits until a stream's buffered output has been handed to the OS, so that the caller may exit
+ * without cutting a large document short (stdout to a pipe is asynchronous in Node). Streams
+ * without a buffer (test sinks) return at once; a reader that never reads is waited for at most
+ * DRAIN_TIMEOUT_MS.
+ */
+async function drained(stream: object, clock: Clock): Promise<void> {
+  const s = stream as { writableLength?: number; once?: (event: 'drain', fn: () => void) => unknown };
+  if (typeof s.writableLength !== 'number' || s.writableLength === 0 || typeof s.once !== 'function') return;
+  const abort = new AbortController();
+  await Promise.race([
+    new Promise<void>((resolve) => s.once?.('drain', () => resolve())),
+    clock.sleep(DRAIN_TIMEOUT_MS, abort.signal).catch(() => undefined),
+  ]);
+  abort.abort();
 }
