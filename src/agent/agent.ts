@@ -29,6 +29,7 @@ import type { LeaseApi } from '../lease/lease-writer.ts';
 import { NodeLease } from '../lease/node-lease.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { liveness, type Liveness, type LivenessWindows } from '../liveness/liveness.ts';
+import { FailureRun } from '../log/failure-run.ts';
 import type { Logger } from '../log/logger.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import { createAgentMetrics, type AgentMetrics } from '../metrics/metrics.ts';
@@ -36,6 +37,7 @@ import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { Relister, type RelistOutcome } from '../relist/relister.ts';
 import { StatusPoller } from '../runtime/status-poller.ts';
 import { VERSION } from '../version.ts';
+import { createRelistMetricsState, recordRelistOutcome } from './relist-metrics.ts';
 
 export interface AgentOptions {
   readonly config: AgentConfig;
@@ -66,14 +68,15 @@ export class Agent {
   readonly #server: Server;
   #startedAtMs: number | undefined;
   #listening = false;
-  #lastRelistBeganMs: number | undefined;
-  #lastDropped = 0;
+  readonly #relistMetrics = createRelistMetricsState();
+  readonly #relistFailures: FailureRun;
   /** Last logged state of each watched thing, so each change is logged once. */
   readonly #logged = new Map<string, string>();
 
   constructor(options: AgentOptions) {
     this.#options = options;
     const { config, clock, logger, registry, runtime } = options;
+    this.#relistFailures = new FailureRun(logger.child({ loop: 'relister' }), 'Relist');
     this.#windows = { idleWindowMs: config.idleWindowMs, stuckWindowMs: config.stuckWindowMs };
     this.#beats = {
       relister: new Heartbeat('relister'),
@@ -271,24 +274,9 @@ export class Agent {
   }
 
   #onRelist(outcome: RelistOutcome): void {
-    const m = this.metrics;
-    m.relistDuration.observe({ result: outcome.result }, outcome.durationMs / 1000);
-    if (this.#lastRelistBeganMs !== undefined) m.relistInterval.observe((outcome.began.monotonicMs - this.#lastRelistBeganMs) / 1000);
-    this.#lastRelistBeganMs = outcome.began.monotonicMs;
-    if (outcome.fault !== undefined) {
-      m.relistFailures.inc({ reason: outcome.fault.code });
-    } else {
-      m.relistLastSuccessTimestamp.set(outcome.began.wallMicros / 1e6);
-      const counts = this.relister.counts();
-      if (counts !== undefined) {
-        for (const [state, n] of Object.entries(counts.podsByState)) m.pods.set({ state }, n);
-        for (const [state, n] of Object.entries(counts.containersByState)) m.containers.set({ state }, n);
-      }
-      for (const event of outcome.events) m.lifecycleEvents.inc({ type: event.type });
-      const dropped = this.relister.eventsDropped;
-      if (dropped > this.#lastDropped) m.lifecycleEventsDropped.inc(dropped - this.#lastDropped);
-      this.#lastDropped = dropped;
-    }
+    recordRelistOutcome(this.metrics, this.#relistMetrics, outcome, this.relister);
+    if (outcome.fault === undefined) this.#relistFailures.succeeded();
+    else this.#relistFailures.failed(new Error(`${outcome.fault.code}: ${outcome.fault.message}`), { reason: outcome.fault.code });
   }
 
   /** Refreshes the judgement gauges and logs each change of state once. Called at every loop boundary. */

@@ -1,0 +1,88 @@
+// The agent's wiring on a manual clock: the real loops, relister, lease, condition, HTTP and
+// logger, with a scripted runtime and an in-memory API (MemoryKube), so that every tick is
+// stepped by hand and nothing races real time. HTTP is real (port 0) and only read.
+import assert from 'node:assert/strict';
+import { test, type TestContext } from 'node:test';
+import { Registry } from 'prom-client';
+import { ManualClock } from '../clock/manual-clock.ts';
+import { loadAgentConfig } from '../config/load-agent-config.ts';
+import { ScriptedRuntimeClient } from '../cri/scripted-runtime-client.ts';
+import { MemoryKube } from '../kube/memory-kube.ts';
+import { createLogger, memorySink } from '../log/logger.ts';
+import { Agent } from './agent.ts';
+
+const NODE = 'node-a';
+
+async function startAgent(t: TestContext, extraArgs: string[] = []) {
+  const loaded = loadAgentConfig({
+    argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0', '--cri-endpoint', 'unix:///scripted.sock', ...extraArgs],
+    env: {},
+    readFile: () => '',
+  });
+  assert.ok(loaded.ok, 'precondition: the test config is valid');
+  const clock = new ManualClock();
+  const runtime = new ScriptedRuntimeClient();
+  runtime.statusAnswer = { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }] };
+  const kube = new MemoryKube(NODE);
+  const sink = memorySink();
+  const agent = new Agent({
+    config: loaded.config,
+    clock,
+    logger: createLogger({ level: 'info', destination: sink, time: () => '' }),
+    registry: new Registry(),
+    runtime,
+    kube,
+    random: () => 0,
+  });
+  const address = await agent.start();
+  t.after(() => agent.close());
+  const url = `http://127.0.0.1:${address.port}`;
+  /** One second of the agent's life: answer (or fail) every relist asked so far, then move on. */
+  const second = async (how: 'answer' | 'fail' | 'hang' = 'answer'): Promise<void> => {
+    for (const p of how === 'hang' ? [] : [...runtime.pending]) {
+      if (how === 'answer') p.answer();
+      else p.fail('unavailable', 'connection refused');
+    }
+    await clock.advance(1000);
+  };
+  return { agent, clock, runtime, kube, sink, url, second };
+}
+
+test('no info line in 60 quiet ticks once the agent has settled', async (t) => {
+  const a = await startAgent(t);
+  for (let i = 0; i < 15; i++) await a.second();
+  assert.equal(a.agent.status().lease.renewing, true, 'precondition: the agent is renewing');
+  const before = a.sink.lines.length;
+  for (let i = 0; i < 60; i++) await a.second();
+  assert.ok(a.runtime.relistCalls >= 75, `precondition: the relister ticked every second (${a.runtime.relistCalls} relists)`);
+  assert.deepEqual(a.sink.lines.slice(before), []);
+});
+
+test('each change of state is logged once, and a run of relist failures is two lines', async (t) => {
+  const a = await startAgent(t);
+  for (let i = 0; i < 5; i++) await a.second();
+  for (let i = 0; i < 200; i++) await a.second('fail'); // past the 180 s threshold
+  for (let i = 0; i < 5; i++) await a.second();
+  const judged = a.sink.lines.filter((l) => l['msg'] === 'Runtime judgement changed').map((l) => l['state']);
+  assert.deepEqual(judged, ['NotYetObserved', 'Healthy', 'Unhealthy', 'Healthy']);
+  const relist = a.sink.lines.filter((l) => String(l['msg']).startsWith('Relist ')).map((l) => [l['msg'], l['failures']]);
+  assert.deepEqual(relist, [['Relist failing', undefined], ['Relist recovered', 200]]);
+  const conditions = a.kube.calls.filter((c) => c.method === 'patchNodeStatus').length;
+  assert.equal(conditions, 3, 'the condition is written on each change of state (False, True, False) and never on an unchanged tick');
+});
+
+test('/livez stays 200 while the runtime is dead and turns 503 naming the loop when the relister wedges', async (t) => {
+  const a = await startAgent(t, ['--startup-grace', '5s']);
+  for (let i = 0; i < 3; i++) await a.second();
+  for (let i = 0; i < 200; i++) await a.second('fail');
+  assert.equal(a.agent.runtimeHealth().state, 'Unhealthy', 'precondition: the runtime is judged dead');
+  let res = await fetch(`${a.url}/livez`);
+  assert.equal(res.status, 200);
+  assert.equal((await fetch(`${a.url}/readyz`)).status, 200, '/readyz does not depend on the runtime');
+  // A relist that never returns (the scripted runtime enforces no deadline) wedges the loop.
+  for (let i = 0; i < 92; i++) await a.second('hang');
+  assert.equal(a.agent.loopLiveness('relister').state, 'Stalled', 'precondition: past the 90 s stuck window');
+  res = await fetch(`${a.url}/livez`);
+  assert.equal(res.status, 503);
+  assert.match(await res.text(), /relister/);
+});

@@ -1,0 +1,46 @@
+// What one relist outcome does to the agent's metrics: the relist histograms and failure
+// counter, the last-success timestamp, the pod and container gauges by state, and the
+// lifecycle-event counters.
+//
+// Shared by the agent (agent.ts, on every relist) and the benchmark (bench/relist-child.ts), so
+// that the benchmark's "full relist tick" is exactly the work the agent does per relist: relist,
+// ledger, lifecycle diff, and this.
+//
+// Assumptions: `relister` is the one that produced `outcome` (its counts() and eventsDropped are
+// read after the tick). Never throws for a well-formed outcome: label values are the bounded sets
+// the metrics module types.
+import type { AgentMetrics } from '../metrics/metrics.ts';
+import type { Relister, RelistOutcome } from '../relist/relister.ts';
+
+/** What the recorder remembers between outcomes. */
+export interface RelistMetricsState {
+  /** When the previous relist began (monotonic ms), for the interval histogram. */
+  lastBeganMs: number | undefined;
+  /** The relister's eventsDropped at the previous outcome, so the counter gets only the increase. */
+  lastDropped: number;
+}
+
+export function createRelistMetricsState(): RelistMetricsState {
+  return { lastBeganMs: undefined, lastDropped: 0 };
+}
+
+/** Records one relist outcome on the metrics. */
+export function recordRelistOutcome(m: AgentMetrics, memo: RelistMetricsState, outcome: RelistOutcome, relister: Relister): void {
+  m.relistDuration.observe({ result: outcome.result }, outcome.durationMs / 1000);
+  if (memo.lastBeganMs !== undefined) m.relistInterval.observe((outcome.began.monotonicMs - memo.lastBeganMs) / 1000);
+  memo.lastBeganMs = outcome.began.monotonicMs;
+  if (outcome.fault !== undefined) {
+    m.relistFailures.inc({ reason: outcome.fault.code });
+    return;
+  }
+  m.relistLastSuccessTimestamp.set(outcome.began.wallMicros / 1e6);
+  const counts = relister.counts();
+  if (counts !== undefined) {
+    for (const [state, n] of Object.entries(counts.podsByState)) m.pods.set({ state }, n);
+    for (const [state, n] of Object.entries(counts.containersByState)) m.containers.set({ state }, n);
+  }
+  for (const event of outcome.events) m.lifecycleEvents.inc({ type: event.type });
+  const dropped = relister.eventsDropped;
+  if (dropped > memo.lastDropped) m.lifecycleEventsDropped.inc(dropped - memo.lastDropped);
+  memo.lastDropped = dropped;
+}
