@@ -200,7 +200,7 @@ export class KubeClient {
 
   async #exchange(req: KubeRequest, timeoutMs: number): Promise<Exchange> {
     const caller = req.signal;
-    if (caller?.aborted === true) throw errorFromTransport(req.what, caller.reason, 'aborted', timeoutMs);
+    if (aborted(caller)) throw errorFromTransport(req.what, caller?.reason, 'aborted', timeoutMs);
     const url = new URL(this.server + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
     const headers: Record<string, string> = { accept: CONTENT_TYPE_JSON, 'user-agent': `nodepulse/${VERSION}` };
@@ -213,6 +213,8 @@ export class KubeClient {
       headers['content-length'] = String(payload.length);
     }
 
+    // Checked again after the token read: an abort during that await fired no listener yet.
+    if (aborted(caller)) throw errorFromTransport(req.what, caller?.reason, 'aborted', timeoutMs);
     const controller = new AbortController();
     let how: 'timeout' | 'aborted' | 'failed' = 'failed';
     const onCallerAbort = (): void => {
@@ -256,6 +258,10 @@ export class KubeClient {
       caller?.removeEventListener('abort', onCallerAbort);
     }
   }
+}
+
+function aborted(signal: AbortSignal | undefined): boolean {
+  return signal?.aborted === true;
 }
 
 function leasePath(namespace: string, name?: string): string {
