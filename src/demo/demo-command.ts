@@ -19,10 +19,12 @@ import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
 import { Agent } from '../agent/agent.ts';
 import { startApiServer, type ApiServerHandle } from '../apiserver/api-server.ts';
+import { writeKubeconfig } from '../apiserver/kubeconfig.ts';
 import type { Clock } from '../clock/clock.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime } from '../cri-sim/sim-runtime.ts';
+import { runFleet } from '../fleet/fleet-command.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from '../cli/command-io.ts';
@@ -32,8 +34,12 @@ export const DEMO_NODE = 'demo-node';
 
 /** The scenario, in seconds from start (at --speed 1). */
 const HANG_AT_S = 12;
+const FLEET_DURING_HANG_AT_S = 32;
 const RECOVER_AT_S = 34;
+const FLEET_AT_END_S = 46;
 const END_AT_S = 48;
+/** The fleet reader's grace in the demo: the demo's lease duration. */
+const DEMO_FLEET_GRACE = '8s';
 
 /** Short timings so the story fits in a minute; the defaults are 3m / 1m / 40s / 10s. */
 const DEMO_TIMINGS = [
@@ -114,19 +120,32 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
     timeline.say(`agent /metrics   ${base}/metrics`);
     timeline.say(`timings          threshold 10s, relist deadline 3s, lease 8s renewed every 2s`);
 
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeKubeconfig(kubeconfig, { server: api.url });
+    timeline.say(`kubeconfig       ${kubeconfig} (try: nodepulse fleet --kubeconfig ${kubeconfig} --grace ${DEMO_FLEET_GRACE})`);
+
     const watch = timeline.watch(agent, api, DEMO_NODE, signal);
+    const fleet = async (): Promise<void> => {
+      let text = '';
+      const sink = { write: (chunk: string) => (text += chunk) };
+      const code = await runFleet(['--kubeconfig', kubeconfig, '--grace', DEMO_FLEET_GRACE], { stdout: sink, stderr: sink, env: {}, clock }, signal);
+      timeline.say(`$ nodepulse fleet --grace ${DEMO_FLEET_GRACE}   (exit ${code})`);
+      for (const line of text.trimEnd().split('\n')) if (line.trim() !== '') timeline.say(`    ${line}`);
+    };
     const runningSim = sim;
-    const steps: Array<[number, string, () => void]> = runningSim === undefined
-      ? []
+    const steps: Array<[number, string, () => Promise<void> | void]> = runningSim === undefined
+      ? [[FLEET_AT_END_S, 'a reader looks at the fleet', fleet]]
       : [
           [HANG_AT_S, 'SCENARIO: the runtime hangs (every CRI call is accepted and never answered)', () => runningSim.addFault({ method: '*', hang: true })],
+          [FLEET_DURING_HANG_AT_S, 'a reader looks at the fleet while the lease is withheld', fleet],
           [RECOVER_AT_S, 'SCENARIO: the runtime recovers (calls are answered again)', () => runningSim.clearFaults()],
+          [FLEET_AT_END_S, 'a reader looks at the fleet again', fleet],
         ];
     const started = clock.monotonicMs();
     for (const [atS, text, act] of steps) {
       if (!(await sleepUntil(clock, started + atS * 1000, signal))) break;
       timeline.say(text);
-      act();
+      await act();
     }
     if (flags.forever) {
       timeline.say('running on (--forever); Ctrl-C to stop');
