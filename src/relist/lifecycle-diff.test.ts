@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { testContainer, testSandbox } from '../cri/scripted-runtime-client.ts';
-import { diffSnapshots, snapshotOf, transitionEvents, type PlegState } from './lifecycle-diff.ts';
+import { diffSnapshots, snapshotOf, transitionEvents, type LifecycleEvent, type PlegState, type Snapshot } from './lifecycle-diff.ts';
 
 // kubelet's generateEvents(), every (old, new) pair of PLEG states.
 const TABLE: ReadonlyArray<[PlegState, PlegState, string[]]> = [
@@ -64,4 +64,42 @@ test('sandboxes are diffed as containers of their pod, sandboxes first, then con
     { type: 'ContainerRemoved', id: 'a', podSandboxId: 'p1', kind: 'container', name: 'a' },
     { type: 'ContainerDied', id: 'b', podSandboxId: 'p1', kind: 'container', name: 'b' },
   ]);
+});
+
+/** The diff as first written: every id of both snapshots, sorted, each compared. The reference. */
+function referenceDiff(previous: Snapshot, current: Snapshot): LifecycleEvent[] {
+  const rank = (id: string): number => ((current.get(id) ?? previous.get(id))?.kind === 'sandbox' ? 0 : 1);
+  const ids = [...new Set([...previous.keys(), ...current.keys()])].sort((a, b) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0));
+  return ids.flatMap((id) => {
+    const before = previous.get(id);
+    const after = current.get(id);
+    const meta = (after ?? before)!;
+    return transitionEvents(before?.state ?? 'non-existent', after?.state ?? 'non-existent').map((type) => ({
+      type,
+      id,
+      podSandboxId: meta.podSandboxId,
+      kind: meta.kind,
+      name: meta.name,
+    }));
+  });
+}
+
+test('the diff of random snapshots equals the every-id reference diff, events and order', () => {
+  let seed = 7;
+  const next = (n: number): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
+  const sandboxStates = ['SANDBOX_READY', 'SANDBOX_NOTREADY', 'UNKNOWN_5'] as const;
+  const containerStates = ['CONTAINER_CREATED', 'CONTAINER_RUNNING', 'CONTAINER_EXITED', 'CONTAINER_UNKNOWN'] as const;
+  const randomSnapshot = (): Snapshot => {
+    const sandboxes = Array.from({ length: next(8) }, () => testSandbox(`id${next(20)}`, sandboxStates[next(3)]!));
+    const containers = Array.from({ length: next(16) }, () => testContainer(`id${next(20)}`, containerStates[next(4)]!, `id${next(20)}`));
+    return snapshotOf(sandboxes, containers);
+  };
+  for (let round = 0; round < 500; round++) {
+    const previous = randomSnapshot();
+    const current = randomSnapshot();
+    assert.deepEqual(diffSnapshots(previous, current), referenceDiff(previous, current), `round ${round}`);
+  }
 });

@@ -71,12 +71,25 @@ export function transitionEvents(oldState: PlegState, newState: PlegState): Life
   }
 }
 
-/** Every event between two snapshots. */
+/**
+ * Every event between two snapshots.
+ *
+ * Only ids whose PLEG state moved are sorted and turned into events: one pass over each
+ * snapshot finds them (an id in both with the same state yields no event, by the table). A node
+ * of 10,000 containers with a handful of changes sorts a handful of ids, not 20,000 (the sort,
+ * with its map lookups per comparison, was most of a relist tick's own CPU before).
+ */
 export function diffSnapshots(previous: Snapshot, current: Snapshot): LifecycleEvent[] {
+  const moved: string[] = [];
+  for (const [id, after] of current) {
+    if (previous.get(id)?.state !== after.state) moved.push(id);
+  }
+  for (const id of previous.keys()) {
+    if (!current.has(id)) moved.push(id);
+  }
+  moved.sort((a, b) => kindRank(previous, current, a) - kindRank(previous, current, b) || (a < b ? -1 : a > b ? 1 : 0));
   const events: LifecycleEvent[] = [];
-  const ids = new Set<string>([...previous.keys(), ...current.keys()]);
-  const ordered = [...ids].sort((a, b) => kindRank(previous, current, a) - kindRank(previous, current, b) || (a < b ? -1 : a > b ? 1 : 0));
-  for (const id of ordered) {
+  for (const id of moved) {
     const before = previous.get(id);
     const after = current.get(id);
     const meta = (after ?? before)!;
