@@ -64,8 +64,9 @@ async function main(): Promise<number> {
 main().then(
   (code) => {
     process.exitCode = code;
-    // Give stdout a turn to drain, then leave even if a stray handle lingers.
-    setImmediate(() => process.exit(code));
+    // Exit once everything written has been flushed (a piped `fleet -o json` can be megabytes),
+    // even if a stray handle lingers.
+    process.stdout.write('', () => process.stderr.write('', () => process.exit(code)));
   },
   (err: unknown) => {
     process.stderr.write(`nodepulse: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
