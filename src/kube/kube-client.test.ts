@@ -5,10 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { startApiServer } from '../apiserver/api-server.ts';
+import { writeKubeconfig } from '../apiserver/kubeconfig.ts';
 import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import { KubeClient } from './kube-client.ts';
+import { loadKubeConfig } from './kube-config.ts';
 import type { KubeTarget } from './kube-config.ts';
 
 /** Real time, only to wait (bounded) for a request to reach the loopback server. */
@@ -212,4 +215,28 @@ test('a 429 keeps Retry-After', async (t) => {
   assert.equal(err.code, 'too_many_requests');
   assert.equal(err.retryAfterMs, 2_000);
   assert.equal(err.message, 'PATCH leases np/n: HTTP 429 TooManyRequests: slow down');
+});
+
+test('on the API stand-in, a rotated token file is picked up within 60 s, while the old token still works', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-token-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const clock = new ManualClock();
+  // During a projected-token rotation both tokens are valid; the users tell them apart.
+  const api = await startApiServer({ clock, tokens: { 'token-old': 'agent-old', 'token-new': 'agent-new' } });
+  t.after(() => api.close());
+  writeFileSync(join(dir, 'token'), 'token-old\n');
+  writeKubeconfig(join(dir, 'kubeconfig'), { server: api.url, tokenFile: join(dir, 'token') });
+  const c = client(t, loadKubeConfig({ kubeconfig: join(dir, 'kubeconfig'), env: {} }), clock);
+  api.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' } });
+  await c.getNode('n');
+  writeFileSync(join(dir, 'token'), 'token-new\n');
+  await clock.advance(30_000);
+  await c.getNode('n');
+  await clock.advance(30_000);
+  await c.getNode('n');
+  assert.deepEqual(api.requests.all().map((r) => [r.atMs, r.user, r.status]), [
+    [0, 'agent-old', 200],
+    [30_000, 'agent-old', 200],
+    [60_000, 'agent-new', 200],
+  ]);
 });
