@@ -526,3 +526,167 @@ export function metricValue(text: string, name: string, labels: Readonly<Record<
   }
   return undefined;
 }
+
+// ─── Watching the agent through a fault ─────────────────────────────────────────────────────
+
+/** One /status reading, with when it was taken on the test's clocks. */
+export interface StatusSample {
+  /** Test process monotonic ms when the answer arrived (the stand-in's request atMs is on the same clock). */
+  readonly atMs: number;
+  /** Test process wall µs when the answer arrived. */
+  readonly wallMicros: number;
+  readonly status: AgentStatus;
+}
+
+/** /status every SAMPLE_INTERVAL_MS: fine enough that a fault's effect is seen within 0.2 s. */
+export const SAMPLE_INTERVAL_MS = 200;
+
+export interface StatusSampler {
+  samples(): StatusSample[];
+  /** Samples taken at or after monotonic ms `fromMs` (and before `toMs`, when given). */
+  between(fromMs: number, toMs?: number): StatusSample[];
+  stop(): Promise<void>;
+}
+
+/** Bounded: a sampler keeps this many samples (10 minutes at 5 Hz), the newest. */
+const MAX_SAMPLES = 3_000;
+
+/**
+ * Reads /status in the background until stopped (or the agent exits); stopped in t.after.
+ * A probe that fails (agent blocked, stopped) is skipped, not retried.
+ */
+export function sampleStatus(t: Pick<TestContext, 'after'>, agent: AgentProcess, clock: Clock = new SystemClock()): StatusSampler {
+  const kept: StatusSample[] = [];
+  const stopping = new AbortController();
+  const loop = (async () => {
+    while (!stopping.signal.aborted && agent.running) {
+      try {
+        const status = await agent.status();
+        kept.push({ atMs: clock.monotonicMs(), wallMicros: clock.wallMicros(), status });
+        if (kept.length > MAX_SAMPLES) kept.shift();
+      } catch {
+        // blocked or gone: the next probe tells
+      }
+      await clock.sleep(SAMPLE_INTERVAL_MS, stopping.signal).catch(() => undefined);
+    }
+  })();
+  const stop = async (): Promise<void> => {
+    stopping.abort();
+    await loop;
+  };
+  t.after(stop);
+  return {
+    samples: () => [...kept],
+    between: (fromMs, toMs) => kept.filter((s) => s.atMs >= fromMs && (toMs === undefined || s.atMs < toMs)),
+    stop,
+  };
+}
+
+/**
+ * Gate slack for the check below: the agent checks the gate, then stamps renewTime (≤ a few ms
+ * later), and /status shows lastSuccessBegan floored to the millisecond.
+ */
+export const GATE_STAMP_TOLERANCE_MS = 50;
+
+export interface UnhealthyRenewal {
+  readonly renewTime: string;
+  /** lastSuccessBegan as the agent reported it in the first /status read after the write. */
+  readonly lastSuccessBegan: string | null;
+  /** How far past lastSuccessBegan + threshold the write was stamped, in ms. */
+  readonly pastThresholdMs: number | undefined;
+}
+
+/**
+ * Every lease write stamped while the agent's own ledger must have read not-Healthy.
+ *
+ * Why this check is sound: renewTime is stamped just after the gate passed, on the same wall
+ * clock as lastSuccessBegan (the agent's own stamp of when its last successful relist BEGAN).
+ * The first /status read taken after a write reports the last success as of that read, which
+ * is at least as late as the one the gate saw. So if even that one is older than renewTime −
+ * threshold (or there is none), no successful relist began within the threshold before the write:
+ * the ledger read NotYetObserved or Unhealthy when the gate let it through. No false positives;
+ * and while a fault keeps every relist failing, lastSuccessBegan does not move, so the check is
+ * exact for the fault windows (up to the sampling interval at the fault's very end).
+ *
+ * Assumes the wall clock is not stepped during the run (the wall-step test checks otherwise).
+ */
+export function renewalsWhileUnhealthy(writes: readonly LeaseWrite[], samples: readonly StatusSample[], thresholdMs: number): UnhealthyRenewal[] {
+  const bad: UnhealthyRenewal[] = [];
+  for (const w of writes) {
+    if (w.renewMicros === undefined || w.renewTime === undefined) continue;
+    const after = samples.find((s) => s.wallMicros > (w.renewMicros ?? 0));
+    if (after === undefined) continue; // not yet judged: no read after it
+    const began = after.status.runtime.lastSuccessBegan;
+    if (began === null) {
+      bad.push({ renewTime: w.renewTime, lastSuccessBegan: null, pastThresholdMs: undefined });
+      continue;
+    }
+    const past = (w.renewMicros - (Date.parse(began) * 1000 + thresholdMs * 1000)) / 1000;
+    if (past > GATE_STAMP_TOLERANCE_MS) bad.push({ renewTime: w.renewTime, lastSuccessBegan: began, pastThresholdMs: Math.round(past) });
+  }
+  return bad;
+}
+
+/** Log lines with this msg (after seq `after`). */
+export function linesWith(agent: AgentProcess, msg: string, after = 0): LogLine[] {
+  return agent.keptLogs().filter((k) => k.seq > after && k.line['msg'] === msg).map((k) => k.line);
+}
+
+/** A lease with no write for this long (two renew intervals of the suite's 1 s) has stopped. */
+export const STOPPED_GAP_MS = 2_000;
+/** After the recovery bound, keep waiting this much longer so a failure reports the real time. */
+const RECOVERY_GRACE_MS = 10_000;
+
+export interface FaultRunOptions {
+  readonly agent: AgentProcess;
+  readonly world: StandIn;
+  /** Starts the fault. */
+  readonly inject: () => unknown;
+  /** Ends the fault; resolves once the fault is over (e.g. containerd answers again). */
+  readonly end: () => unknown;
+  /** How long the fault lasts, from inject(). */
+  readonly holdMs: number;
+  /** Bound the caller will assert on renewedAfterMs; the run waits this + RECOVERY_GRACE_MS at most. */
+  readonly recoveryBoundMs: number;
+  readonly clock?: Clock;
+}
+
+export interface FaultRun {
+  readonly injectedAtMs: number;
+  /** Monotonic ms (test clock) when end() was called (the fault's end, at the latest). */
+  readonly endCalledAtMs: number;
+  /** Monotonic ms when end() resolved: the runtime is back. */
+  readonly endedAtMs: number;
+  /** From inject() to the last lease write before the lease stopped; undefined if it never stopped. */
+  readonly stoppedAfterMs: number | undefined;
+  /** From the fault's end (end() resolved) to the first lease write after it. */
+  readonly renewedAfterMs: number;
+  /** What /status and /metrics said just before the fault ended. */
+  readonly during: { readonly status: AgentStatus; readonly metrics: string };
+  /** The log mark at inject(), for linesWith(). */
+  readonly logMarkAtInject: number;
+}
+
+/** Injects a fault, holds it, ends it, and times the lease's stop and its first renewal after. */
+export async function runFault(options: FaultRunOptions): Promise<FaultRun> {
+  const { agent, world } = options;
+  const clock = options.clock ?? new SystemClock();
+  const logMarkAtInject = agent.logMark();
+  const injectedAtMs = clock.monotonicMs();
+  await options.inject();
+  const remaining = injectedAtMs + options.holdMs - clock.monotonicMs();
+  if (remaining > 0) await clock.sleep(remaining);
+  const during = { status: await agent.status(), metrics: await agent.metrics() };
+  const endCalledAtMs = clock.monotonicMs();
+  await options.end();
+  const endedAtMs = clock.monotonicMs();
+  const lastBefore = world.leaseWrites().filter((w) => w.atMs < endCalledAtMs).at(-1);
+  const stoppedAfterMs =
+    lastBefore === undefined || endCalledAtMs - lastBefore.atMs <= STOPPED_GAP_MS ? undefined : Math.max(0, lastBefore.atMs - injectedAtMs);
+  const { value: first } = await pollUntil('the first lease write after the fault ended', () => world.leaseWrites().find((w) => w.atMs > endedAtMs), {
+    timeoutMs: options.recoveryBoundMs + RECOVERY_GRACE_MS,
+    intervalMs: 20,
+    clock,
+  });
+  return { injectedAtMs, endCalledAtMs, endedAtMs, stoppedAfterMs, renewedAfterMs: first.atMs - endedAtMs, during, logMarkAtInject };
+}
