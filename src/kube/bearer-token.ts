@@ -53,6 +53,10 @@ export class BearerToken {
   async header(): Promise<string | undefined> {
     if (this.#file !== undefined && (this.#readAtMs === undefined || this.#clock.monotonicMs() - this.#readAtMs >= this.#rereadMs)) {
       await this.reload();
+    } else if (this.#reading !== undefined) {
+      // A read started by a concurrent request (or a 401) is in flight: wait for it, or the very
+      // first requests of several loops go out with no token at all and meet a 401.
+      await this.#reading;
     }
     return this.#token === undefined ? undefined : `Bearer ${this.#token}`;
   }
