@@ -54,7 +54,7 @@ test('the containerd harness', async (t) => {
   });
 
   await t.test('a paused containerd answers nothing until resumed', async () => {
-    cd.pause();
+    await cd.pause();
     try {
       await assert.rejects(cd.cri.listPods({ deadlineMs: 500 }), (err: { code?: string }) => err.code === 'DEADLINE_EXCEEDED');
     } finally {

@@ -105,7 +105,7 @@ test('relisting a real containerd', async (t) => {
     const lastSuccessAt = clock.monotonicMs();
     await clock.advance(RELIST_PERIOD_MS);
 
-    cd.pause();
+    await cd.pause();
     try {
       const asked = real.monotonicMs();
       const outcome = await hung.tick();
