@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse } from 'yaml';
 import { requireExecutables } from '../support/require.ts';
-import { AGENT_METRIC_NAMES, metricNamesIn } from './agent-metric-names.ts';
+import { agentExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
+import { alertMetricUses, ruleTestSeries, unknownNames } from './metric-uses.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize } from './render.ts';
 
 const RULES_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'prometheus-rules.yaml');
@@ -83,12 +84,13 @@ test('every alert has a severity, a summary, and a runbook_url that points at it
   }
 });
 
-test('every alert uses only metric names the agent exports, and keys on job="nodepulse"', () => {
-  for (const a of alerts) {
-    const unknown = [...metricNamesIn(a.expr)].filter((n) => !AGENT_METRIC_NAMES.has(n));
-    assert.deepEqual(unknown, [], `${a.alert} uses metrics the agent does not export`);
-    assert.match(a.expr, /job="nodepulse"/, `${a.alert} must select job="nodepulse"`);
-  }
+test('every alert and every rule test series uses only metric names the agent\'s metrics module declares, and alerts key on job="nodepulse"', async () => {
+  const known = queryableNames(declaredSeriesNamesOf(await agentExposition()));
+  assert.deepEqual(unknownNames(alertMetricUses(), known), []);
+  const series = ruleTestSeries();
+  assert.ok(series.length >= 20, `precondition: the rule tests' input series are read, found ${series.length}`);
+  assert.deepEqual(unknownNames(series.map((s) => ({ where: s.where, names: new Set([s.name]) })), known), []);
+  for (const a of alerts) assert.match(a.expr, /job="nodepulse"/, `${a.alert} must select job="nodepulse"`);
 });
 
 test('the kustomize and helm PrometheusRules carry exactly the plain file\'s groups', () => {
