@@ -56,7 +56,7 @@ describe('API faults: a competing writer, the Lease deleted, the Node re-created
       const patch = writes % 2 === 0;
       const body = patch
         ? JSON.stringify({ spec: { holderIdentity: 'intruder', renewTime: new Date(clock.wallMicros() / 1000).toISOString().replace('Z', '000Z') } })
-        : JSON.stringify({ ...(await (await fetch(url, { signal: AbortSignal.timeout(2_000) })).json()), spec: { holderIdentity: 'intruder', leaseDurationSeconds: 1 } });
+        : JSON.stringify({ ...((await (await fetch(url, { signal: AbortSignal.timeout(2_000) })).json()) as object), spec: { holderIdentity: 'intruder', leaseDurationSeconds: 1 } });
       const res = await fetch(url, {
         method: patch ? 'PATCH' : 'PUT',
         headers: { 'Content-Type': patch ? 'application/merge-patch+json' : 'application/json' },
