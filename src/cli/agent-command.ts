@@ -7,6 +7,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { Agent } from '../agent/agent.ts';
+import { DebugHookError, installDebugHooks } from '../agent/debug-hooks.ts';
 import { ResolvingRuntimeClient } from '../agent/resolving-runtime-client.ts';
 import { agentUsage, isHelpRequest } from '../config/agent-usage.ts';
 import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-config.ts';
@@ -42,6 +43,15 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
   }
 
   const logger = createLogger({ level: config.logLevel });
+  // Fault-suite hooks (SIGUSR1/SIGUSR2), installed only when their env variable is set.
+  let uninstallHooks: () => void;
+  try {
+    uninstallHooks = installDebugHooks({ env: io.env, clock: io.clock, logger, signals: process });
+  } catch (err) {
+    if (!(err instanceof DebugHookError)) throw err;
+    io.stderr.write(`${err.message}\n`);
+    return 2;
+  }
   const kube = new KubeClient({ target, clock: io.clock, timeoutMs: config.apiTimeoutMs });
   // An endpoint given by flag, env or file is used as given (the runtime may still be starting);
   // without one, the usual sockets are probed, and re-probed until one exists. The config layer
@@ -58,6 +68,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     logger.error({ err, httpAddress: config.httpAddress }, 'HTTP server failed to listen');
     await agent.close();
     kube.close();
+    uninstallHooks();
     return 1;
   }
   await new Promise<void>((resolve) => {
@@ -67,6 +78,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
   logger.info({ reason: String((signal.reason as Error | undefined)?.message ?? 'aborted') }, 'Agent stopping');
   await agent.close();
   kube.close();
+  uninstallHooks();
   logger.flush();
   return 0;
 }
