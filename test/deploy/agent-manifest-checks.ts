@@ -35,8 +35,9 @@ interface Binding extends K8sObject {
 }
 
 /**
- * The grants that reach the service account `namespace/name`, flattened to one line each.
- * Rules with resourceNames or nonResourceURLs, and wildcards, are kept verbatim so that an
+ * The grants that reach the service account `namespace/name`, flattened to one line each:
+ * `Kind namespace apiGroup resource verb`, with ` [name,…]` appended when the rule is limited
+ * by resourceNames. Rules with nonResourceURLs, and wildcards, are kept verbatim so that an
  * exact comparison fails on them.
  */
 export function grantsOf(objects: readonly K8sObject[], sa: { namespace: string; name: string }): string[] {
@@ -57,11 +58,11 @@ export function grantsOf(objects: readonly K8sObject[], sa: { namespace: string;
     const scope = binding.kind === 'RoleBinding' ? (binding.metadata.namespace ?? '?') : '-';
     const kind = binding.kind === 'RoleBinding' ? 'Role' : 'ClusterRole';
     for (const rule of (role['rules'] ?? []) as PolicyRule[]) {
-      if (rule.resourceNames !== undefined) grants.push(`${kind} ${scope} resourceNames ${rule.resourceNames.join(',')}`);
       if (rule.nonResourceURLs !== undefined) grants.push(`${kind} ${scope} nonResourceURLs ${rule.nonResourceURLs.join(',')}`);
+      const names = rule.resourceNames === undefined ? '' : ` [${rule.resourceNames.join(',')}]`;
       for (const group of rule.apiGroups ?? []) {
         for (const resource of rule.resources ?? []) {
-          for (const verb of rule.verbs ?? []) grants.push(`${kind} ${scope} ${group === '' ? 'core' : group} ${resource} ${verb}`);
+          for (const verb of rule.verbs ?? []) grants.push(`${kind} ${scope} ${group === '' ? 'core' : group} ${resource} ${verb}${names}`);
         }
       }
     }

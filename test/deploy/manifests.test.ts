@@ -8,7 +8,7 @@ import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize, type K8sObject 
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
-const OPTIONAL_KINDS = ['Service', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+const OPTIONAL_KINDS = ['Service', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'Deployment', 'PodDisruptionBudget'];
 
 const kustomizeAll = renderKustomize('deploy/overlays/all');
 const kustomizeBase = renderKustomize('deploy');
@@ -62,11 +62,18 @@ test('RBAC grants the agent exactly leases get/create/patch, nodes get, nodes/st
   assert.deepEqual(grantsOf(helmDefault, AGENT_SA), EXPECTED_AGENT_GRANTS);
 });
 
-test('no role in the render exists beyond the agent\'s own three', () => {
-  for (const objects of [kustomizeAll, helmAll]) {
-    const roles = objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`);
-    assert.deepEqual(roles.sort(), ['ClusterRole/-/nodepulse-agent', 'Role/default/nodepulse-events', 'Role/nodepulse/nodepulse-lease']);
-  }
+const AGENT_ROLES = ['ClusterRole/-/nodepulse-agent', 'Role/default/nodepulse-events', 'Role/nodepulse/nodepulse-lease'];
+const CONTROLLER_ROLES = ['ClusterRole/-/nodepulse-controller', 'Role/default/nodepulse-controller-events', 'Role/nodepulse/nodepulse-controller'];
+
+function roles(objects: readonly K8sObject[]): string[] {
+  return objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`).sort();
+}
+
+test('no role in the render exists beyond the agent\'s own three, and the controller\'s three when it is on', () => {
+  assert.deepEqual(roles(kustomizeBase), AGENT_ROLES);
+  assert.deepEqual(roles(helmDefault), AGENT_ROLES);
+  assert.deepEqual(roles(kustomizeAll), [...AGENT_ROLES, ...CONTROLLER_ROLES].sort());
+  assert.deepEqual(roles(helmAll), [...AGENT_ROLES, ...CONTROLLER_ROLES].sort());
 });
 
 test('a grant wider than the list fails the RBAC check', () => {

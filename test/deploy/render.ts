@@ -7,20 +7,21 @@
 // throws from the parser. Every call has a timeout, so a wedged tool fails the test instead of
 // hanging it.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { join, relative, resolve } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
 import { k8sTools } from '../support/k8s-tools.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 export const CHART_DIR = join(REPO_ROOT, 'deploy', 'helm', 'nodepulse');
 
-/** Helm values that turn every optional component on, as the kustomize `all` overlay does. */
+/** Helm values that turn every optional component and the controller on, as the kustomize `all` overlay does. */
 export const HELM_ALL_COMPONENTS = [
   'monitoring.enabled=true',
   'flowSchema.enabled=true',
   'admissionPolicy.enabled=true',
+  'controller.enabled=true',
 ] as const;
 
 const TOOL_TIMEOUT_MS = 60_000;
@@ -60,6 +61,28 @@ function run(file: string, args: readonly string[], env: NodeJS.ProcessEnv = pro
 /** `kubectl kustomize <dir>` (relative to the repo root), parsed. */
 export function renderKustomize(dir: string): K8sObject[] {
   return parseManifests(run(k8sTools().kubectl, ['kustomize', dir]));
+}
+
+/**
+ * `kubectl kustomize` of an overlay made on the fly, as a user would write one: the given
+ * resources and components (repo-relative folders, e.g. `deploy/base`,
+ * `deploy/components/controller`), in that order. The overlay lives in a temporary folder,
+ * removed before this returns.
+ */
+export function renderKustomizeOverlay(resources: readonly string[], components: readonly string[]): K8sObject[] {
+  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-overlay-'));
+  try {
+    const rel = (p: string): string => relative(dir, join(REPO_ROOT, p));
+    writeFileSync(join(dir, 'kustomization.yaml'), stringify({
+      apiVersion: 'kustomize.config.k8s.io/v1beta1',
+      kind: 'Kustomization',
+      resources: resources.map(rel),
+      components: components.map(rel),
+    }));
+    return parseManifests(run(k8sTools().kubectl, ['kustomize', dir]));
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** A Helm runner with private cache/config/data folders; call close() when done. */

@@ -20,6 +20,7 @@ import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Clus
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -42,6 +43,7 @@ const MODELS: Readonly<Record<string, ModelFactory>> = {
   'v1/Service': factory(Service),
   'apps/v1/DaemonSet': factory(DaemonSet),
   'apps/v1/Deployment': factory(Deployment),
+  'policy/v1/PodDisruptionBudget': factory(PodDisruptionBudget),
   'rbac.authorization.k8s.io/v1/Role': factory(Role),
   'rbac.authorization.k8s.io/v1/RoleBinding': factory(RoleBinding),
   'rbac.authorization.k8s.io/v1/ClusterRole': factory(ClusterRole),

@@ -40,3 +40,22 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- $dirs := append .Values.runtime.socketDirs $endpointDir | uniq }}
 {{- toJson $dirs }}
 {{- end }}
+
+{{/* The controller (controller.enabled): its own name, service account and labels. */}}
+{{- define "nodepulse.controllerName" -}}
+{{- printf "%s-controller" (include "nodepulse.fullname" .) | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{- define "nodepulse.controllerSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "nodepulse.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: controller
+{{- end }}
+
+{{- define "nodepulse.controllerLabels" -}}
+{{ include "nodepulse.controllerSelectorLabels" . }}
+app.kubernetes.io/part-of: nodepulse
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
