@@ -98,7 +98,8 @@ function fromKubeconfigFiles(paths: readonly string[]): KubeTarget {
     try {
       doc = parseYaml(text);
     } catch (err) {
-      throw new KubeConfigError(`kubeconfig: ${path} must be YAML (${(err as Error).message})`, { cause: err });
+      // The parser's message carries a code frame on further lines; the first line says it all.
+      throw new KubeConfigError(`kubeconfig: ${path} must be YAML (${(err as Error).message.split('\n')[0] ?? ''})`, { cause: err });
     }
     if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
       throw new KubeConfigError(`kubeconfig: ${path} must hold a YAML mapping`);
