@@ -9,7 +9,7 @@
 // Assumptions: `relister` is the one that produced `outcome` (its counts() and eventsDropped are
 // read after the tick). Never throws for a well-formed outcome: label values are the bounded sets
 // the metrics module types.
-import type { AgentMetrics } from '../metrics/metrics.ts';
+import { CONTAINER_STATES, POD_STATES, type AgentMetrics } from '../metrics/metrics.ts';
 import type { Relister, RelistOutcome } from '../relist/relister.ts';
 
 /** What the recorder remembers between outcomes. */
@@ -24,6 +24,24 @@ export function createRelistMetricsState(): RelistMetricsState {
   return { lastBeganMs: undefined, lastDropped: 0 };
 }
 
+/**
+ * The label for every state enum value this version does not know (a runtime newer than its
+ * proto, or a broken one): they are summed under this one value, because a state label taken
+ * verbatim would let a runtime create a series per int32 (`UNKNOWN_7`, `UNKNOWN_8`, …) that
+ * never goes away. /status still shows each value as the runtime sent it.
+ */
+export const UNRECOGNIZED_STATE = 'unrecognized';
+
+/** Counts by state, with every state not in `known` summed under UNRECOGNIZED_STATE (always present). */
+function boundedCounts(byState: Readonly<Record<string, number>>, known: readonly string[]): Map<string, number> {
+  const out = new Map<string, number>([[UNRECOGNIZED_STATE, 0]]);
+  for (const [state, n] of Object.entries(byState)) {
+    const label = known.includes(state) ? state : UNRECOGNIZED_STATE;
+    out.set(label, (out.get(label) ?? 0) + n);
+  }
+  return out;
+}
+
 /** Records one relist outcome on the metrics. */
 export function recordRelistOutcome(m: AgentMetrics, memo: RelistMetricsState, outcome: RelistOutcome, relister: Relister): void {
   m.relistDuration.observe({ result: outcome.result }, outcome.durationMs / 1000);
@@ -36,8 +54,8 @@ export function recordRelistOutcome(m: AgentMetrics, memo: RelistMetricsState, o
   m.relistLastSuccessTimestamp.set(outcome.began.wallMicros / 1e6);
   const counts = relister.counts();
   if (counts !== undefined) {
-    for (const [state, n] of Object.entries(counts.podsByState)) m.pods.set({ state }, n);
-    for (const [state, n] of Object.entries(counts.containersByState)) m.containers.set({ state }, n);
+    for (const [state, n] of boundedCounts(counts.podsByState, POD_STATES)) m.pods.set({ state }, n);
+    for (const [state, n] of boundedCounts(counts.containersByState, CONTAINER_STATES)) m.containers.set({ state }, n);
   }
   for (const event of outcome.events) m.lifecycleEvents.inc({ type: event.type });
   const dropped = relister.eventsDropped;
