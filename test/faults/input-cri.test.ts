@@ -38,18 +38,18 @@ interface Script {
 async function startScriptedRuntime(t: TestContext, socketPath: string, script: Script): Promise<void> {
   const service = await loadCriService();
   const server = new grpc.Server({ 'grpc.max_send_message_length': -1 });
-  const raw = (b: Buffer): Buffer => b;
+  const raw = (b: unknown): Buffer => b as Buffer;
   const def = (name: string): grpc.MethodDefinition<object, object> => {
     const d = service[name];
     if (d === undefined) throw new Error(`proto/ declares no ${name}`);
     return d as grpc.MethodDefinition<object, object>;
   };
-  const unary = (name: string, answer: () => unknown, serialize: (v: never) => Buffer): void => {
+  const unary = (name: string, answer: () => unknown, serialize: (v: unknown) => Buffer): void => {
     const d = def(name);
     server.register(d.path, (_call: grpc.ServerUnaryCall<object, unknown>, cb: grpc.sendUnaryData<unknown>) => cb(null, answer()), serialize, d.requestDeserialize, 'unary');
   };
-  unary('Version', () => ({ version: '0.1.0', runtimeName: 'scripted', runtimeVersion: '0', runtimeApiVersion: 'v1' }), (v) => def('Version').responseSerialize(v));
-  unary('Status', () => ({ status: { conditions: [{ type: 'RuntimeReady', status: true }, { type: 'NetworkReady', status: true }] } }), (v) => def('Status').responseSerialize(v));
+  unary('Version', () => ({ version: '0.1.0', runtimeName: 'scripted', runtimeVersion: '0', runtimeApiVersion: 'v1' }), (v) => def('Version').responseSerialize(v as object));
+  unary('Status', () => ({ status: { conditions: [{ type: 'RuntimeReady', status: true }, { type: 'NetworkReady', status: true }] } }), (v) => def('Status').responseSerialize(v as object));
   unary('ListPodSandbox', () => script.pods, raw);
   unary('ListContainers', () => script.containers, raw);
   await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err === null ? resolve() : reject(err))));
