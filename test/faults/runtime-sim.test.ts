@@ -18,7 +18,7 @@
 // renewing again, which is the next fault's precondition, asserted.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import { startSimRuntime, type SimRuntime } from '../../src/cri-sim/sim-runtime.ts';
 import {
   linesWith, metricValue, pollUntil, renewalsWhileUnhealthy, runFault, sampleStatus, startAgentProcess, startStandIn,
@@ -74,7 +74,7 @@ interface Rig {
   readonly sampler: StatusSampler;
 }
 
-async function startRig(t: Parameters<Parameters<typeof test>[1]>[0], node: string, extraArgs: readonly string[] = []): Promise<Rig> {
+async function startRig(t: TestContext, node: string, extraArgs: readonly string[] = []): Promise<Rig> {
   const world = await startStandIn(t, { nodeName: node });
   const sim = await startSimRuntime({ socketPath: join(world.dir, 'cri.sock'), pods: 3, containersPerPod: 2 });
   t.after(() => sim.close());
