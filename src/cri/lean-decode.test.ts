@@ -4,8 +4,15 @@ import assert from 'node:assert/strict';
 import { before, describe, test } from 'node:test';
 import type { ServiceDefinition } from '@grpc/proto-loader';
 import { loadCriService } from './cri-proto.ts';
-import { decodeListContainersResponse, decodeListPodSandboxResponse, LeanDecodeError } from './lean-decode.ts';
-import type { Container, PodSandbox } from './types.ts';
+import {
+  decodeListContainersResponse,
+  decodeListPodSandboxResponse,
+  decodeStatusResponse,
+  decodeVersionResponse,
+  encodeVersionRequest,
+  LeanDecodeError,
+} from './lean-decode.ts';
+import type { Container, PodSandbox, RuntimeStatus, RuntimeVersion } from './types.ts';
 
 // --- a hand writer of the protobuf wire format, so tests can put anything on the wire -------
 
@@ -400,5 +407,106 @@ describe('lean relist decoder', () => {
     let nested: Buffer = Buffer.alloc(0);
     for (let i = 0; i < 100; i++) nested = fGroup(9, nested);
     assert.throws(() => decodeListContainersResponse(nested), /nested deeper than 64/);
+  });
+});
+
+// --- Status and Version: the small answers the agent also reads ---------------------------------
+
+function fullStatus(bytes: Buffer): RuntimeStatus {
+  const answer = service['Status']?.responseDeserialize(bytes) as { status: { conditions?: Full[] } | null };
+  return {
+    conditions: (answer.status?.conditions ?? []).map((c) => ({
+      type: c['type'] as string,
+      status: c['status'] as boolean,
+      reason: c['reason'] as string,
+      message: c['message'] as string,
+    })),
+  };
+}
+
+function fullVersion(bytes: Buffer): RuntimeVersion {
+  const answer = service['Version']?.responseDeserialize(bytes) as Full;
+  return {
+    version: answer['version'] as string,
+    runtimeName: answer['runtimeName'] as string,
+    runtimeVersion: answer['runtimeVersion'] as string,
+    runtimeApiVersion: answer['runtimeApiVersion'] as string,
+  };
+}
+
+function randomCondition(g: Gen): Buffer {
+  const parts: Buffer[] = [];
+  if (g.chance(0.9)) parts.push(fStr(1, g.pick(['RuntimeReady', 'NetworkReady', g.text(20)])));
+  // A bool is the varint's low 32 bits ≠ 0: 2^32 reads as false, as protobufjs reads it.
+  if (g.chance(0.8)) parts.push(fVarint(2, g.pick([0, 1, 2, 2 ** 32, 2n ** 63n + 1n])));
+  if (g.chance(0.7)) parts.push(fStr(3, g.text(30)));
+  if (g.chance(0.7)) parts.push(fStr(4, g.text(120)));
+  return shuffle(g, parts, [1, 2, 3, 4]);
+}
+
+function randomStatus(g: Gen): Buffer {
+  const parts: Buffer[] = [];
+  if (g.chance(0.9)) {
+    const conditions: Buffer[] = [];
+    for (let i = g.int(5); i > 0; i--) conditions.push(fLen(1, randomCondition(g)));
+    parts.push(fLen(1, shuffle(g, conditions, [1])));
+  }
+  for (let i = g.int(4); i > 0; i--) parts.push(mapEntry(2, g.text(10), g.text(200)));
+  if (g.chance(0.5)) parts.push(fLen(3, Buffer.concat([fStr(1, 'runc'), fLen(2, fVarint(1, 1))])));
+  return shuffle(g, parts, [1, 2, 3, 4]);
+}
+
+function randomVersion(g: Gen): Buffer {
+  const parts: Buffer[] = [];
+  for (const field of [1, 2, 3, 4]) if (g.chance(0.8)) parts.push(fStr(field, g.text(20)));
+  return shuffle(g, parts, [1, 2, 3, 4]);
+}
+
+describe('lean Status and Version decoders', () => {
+  test('decode random StatusResponses exactly as the full decode does, unknown fields included', () => {
+    for (let seed = 1; seed <= 400; seed++) {
+      const bytes = randomStatus(new Gen(seed));
+      assert.deepEqual(decodeStatusResponse(bytes), fullStatus(bytes), `seed ${seed}`);
+    }
+  });
+
+  test('decode random VersionResponses exactly as the full decode does, unknown fields included', () => {
+    for (let seed = 1; seed <= 400; seed++) {
+      const bytes = randomVersion(new Gen(seed));
+      assert.deepEqual(decodeVersionResponse(bytes), fullVersion(bytes), `seed ${seed}`);
+    }
+  });
+
+  test('decode what the full encoder writes', () => {
+    const status = service['Status']?.responseSerialize({
+      status: {
+        conditions: [
+          { type: 'RuntimeReady', status: true },
+          { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni config uninitialized' },
+        ],
+      },
+      info: { config: '{"a":1}' },
+    }) as Buffer;
+    assert.deepEqual(decodeStatusResponse(status), {
+      conditions: [
+        { type: 'RuntimeReady', status: true, reason: '', message: '' },
+        { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni config uninitialized' },
+      ],
+    });
+    assert.deepEqual(decodeStatusResponse(Buffer.alloc(0)), fullStatus(Buffer.alloc(0)), 'an empty answer: no status, no conditions');
+    const version = service['Version']?.responseSerialize({ version: '0.1.0', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeApiVersion: 'v1' }) as Buffer;
+    assert.deepEqual(decodeVersionResponse(version), { version: '0.1.0', runtimeName: 'containerd', runtimeVersion: '1.6.20', runtimeApiVersion: 'v1' });
+  });
+
+  test('encode a VersionRequest byte for byte as the full encoder does', () => {
+    for (const version of ['0.1.0', '', 'v'.repeat(200), 'é日🙂']) {
+      const full = service['Version']?.requestSerialize({ version }) as Buffer;
+      assert.deepEqual(encodeVersionRequest(version), full, JSON.stringify(version));
+    }
+  });
+
+  test('refuse a truncated StatusResponse with LeanDecodeError', () => {
+    const whole = fLen(1, fLen(1, fStr(1, 'RuntimeReady')));
+    for (let cut = 1; cut < whole.length; cut++) assert.throws(() => decodeStatusResponse(whole.subarray(0, cut)), LeanDecodeError, `cut at ${cut}`);
   });
 });

@@ -14,8 +14,8 @@
 //     timers: when it passes, the call is cancelled and rejects with `deadline_exceeded`. A
 //     stepped wall clock cannot shorten or stretch it. (So no grpc-timeout header is sent: gRPC
 //     deadlines are wall-clock instants. Give the client the system clock outside tests; on a
-//     ManualClock a deadline passes only when the test advances it.) The first Version / Status /
-//     *Status call also loads the full proto before its deadline starts (tens of ms, once).
+//     ManualClock a deadline passes only when the test advances it.) The first PodSandboxStatus /
+//     ContainerStatus call also loads the full proto before its deadline starts (tens of ms, once).
 //   - The HTTP/2 flow-control window is twice the receive limit, so a large listing streams
 //     without waiting on a WINDOW_UPDATE round trip every 64 KiB (the default window).
 //   - relist() issues both listings at once, under ONE deadline: a hung runtime costs one
@@ -29,8 +29,10 @@
 //
 // The relist path is lean: ListPodSandbox and ListContainers go out as raw bytes (an empty
 // request: no filter) and come back as raw bytes, which lean-decode.ts reads for the few fields
-// the agent keeps. `bytes` in their results is the size of the received protobuf messages. The
-// other four calls are rare, so they use the full proto (cri-proto.ts), loaded on first use.
+// the agent keeps. `bytes` in their results is the size of the received protobuf messages.
+// Version and Status are lean too (the agent polls Status every 5 s, and the full proto would
+// cost every agent about 17 MiB of RSS for it). PodSandboxStatus and ContainerStatus are rare
+// and the agent never calls them, so they use the full proto (cri-proto.ts), loaded on first use.
 //
 // Measured here (2 cores, noisy; 210 sandboxes + 420 containers = 495 KB per relist, the
 // simulated runtime in its own process): a proto-loader client (the floor) used 7.2-9.3 ms of
@@ -43,7 +45,13 @@ import { CriError } from './cri-error.ts';
 import { loadCriService } from './cri-proto.ts';
 import { parseCriEndpoint } from './endpoint.ts';
 import { criErrorFromGrpc, criErrorFromStatus, GRPC_STATUS } from './grpc-fault.ts';
-import { decodeListContainersResponse, decodeListPodSandboxResponse } from './lean-decode.ts';
+import {
+  decodeListContainersResponse,
+  decodeListPodSandboxResponse,
+  decodeStatusResponse,
+  decodeVersionResponse,
+  encodeVersionRequest,
+} from './lean-decode.ts';
 import type {
   CallOptions,
   Container,
@@ -92,6 +100,8 @@ const SERVICE_PATH = '/runtime.v1.RuntimeService/';
 const EMPTY_MESSAGE = Buffer.alloc(0);
 const emptyRequest = (): Buffer => EMPTY_MESSAGE;
 const rawAnswer = (bytes: Buffer): Buffer => bytes;
+const VERSION_REQUEST = encodeVersionRequest(CRI_CLIENT_API_VERSION);
+const versionRequest = (): Buffer => VERSION_REQUEST;
 
 /** One call in flight, settled exactly once: by its answer, or by cancel(). */
 interface Started<T> {
@@ -224,25 +234,14 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
     endpoint,
 
     async version(options) {
-      const answer = await fullCall('Version', { version: CRI_CLIENT_API_VERSION }, options);
-      return {
-        version: String(answer['version'] ?? ''),
-        runtimeName: String(answer['runtimeName'] ?? ''),
-        runtimeVersion: String(answer['runtimeVersion'] ?? ''),
-        runtimeApiVersion: String(answer['runtimeApiVersion'] ?? ''),
-      } satisfies RuntimeVersion;
+      const [answer] = await together(options, () => [start('Version', versionRequest, undefined, decodeVersionResponse)]);
+      return answer as RuntimeVersion;
     },
 
     async status(options) {
-      const answer = await fullCall('Status', { verbose: false }, options);
-      const status = answer['status'] as { conditions?: Array<Record<string, unknown>> } | null | undefined;
-      const conditions = (status?.conditions ?? []).map((c) => ({
-        type: String(c['type'] ?? ''),
-        status: c['status'] === true,
-        reason: String(c['reason'] ?? ''),
-        message: String(c['message'] ?? ''),
-      }));
-      return { conditions } satisfies RuntimeStatus;
+      // StatusRequest { verbose: false } is all defaults: an empty message.
+      const [answer] = await together(options, () => [start('Status', emptyRequest, undefined, decodeStatusResponse)]);
+      return answer as RuntimeStatus;
     },
 
     async relist(options) {
