@@ -1,0 +1,66 @@
+// Where the agent's memory goes: the RSS of a fresh Node process that imports one thing, after
+// a full GC, against a bare Node process. Each line is its own process (plain JavaScript given
+// with -e, so no TypeScript stripper is loaded), measured `runs` times; the median is kept.
+//
+// | line                        | what the process imports                                        |
+// |-----------------------------|-----------------------------------------------------------------|
+// | bare node                   | nothing                                                         |
+// | each dependency             | that package, the way the agent imports it (the kube/ config    |
+// |                             | module takes @kubernetes/client-node's config_types.js only)    |
+// | proto-loader + the CRI proto| proto-loader, with proto/runtime/v1/api.proto loaded (what the  |
+// |                             | agent's first Status poll pays)                                  |
+// | every agent module          | dist/src/cli/agent-command.js: everything `nodepulse agent` runs |
+//
+// The running agent's own RSS comes from the steady-state run, beside these lines.
+import { runJsonChild } from './child-process.ts';
+
+export interface RssLine {
+  readonly what: string;
+  readonly rssMiB: number;
+  /** Over the bare Node process. */
+  readonly deltaMiB: number;
+}
+
+const CHILD_TIMEOUT_MS = 30_000;
+const MIB = 1024 * 1024;
+
+const LINES: ReadonlyArray<{ what: string; code: string }> = [
+  { what: 'bare node', code: '' },
+  { what: '@grpc/grpc-js', code: "await import('@grpc/grpc-js');" },
+  { what: '@grpc/proto-loader', code: "await import('@grpc/proto-loader');" },
+  {
+    what: '@grpc/proto-loader + the CRI proto loaded',
+    code: "const l = await import('@grpc/proto-loader'); await l.load('runtime/v1/api.proto', { longs: String, enums: String, defaults: true, includeDirs: ['proto'] });",
+  },
+  { what: 'pino', code: "await import('pino');" },
+  { what: 'prom-client', code: "await import('prom-client');" },
+  { what: 'zod', code: "await import('zod');" },
+  { what: 'yaml', code: "await import('yaml');" },
+  { what: '@kubernetes/client-node/dist/config_types.js (kube/ config)', code: "await import('@kubernetes/client-node/dist/config_types.js');" },
+  { what: 'every agent module (dist/src/cli/agent-command.js)', code: "await import('./dist/src/cli/agent-command.js');" },
+];
+
+function script(code: string): string {
+  return `${code} globalThis.gc(); globalThis.gc(); process.stdout.write(JSON.stringify({ rss: process.memoryUsage().rss }) + '\\n');`;
+}
+
+async function measure(root: string, code: string, runs: number): Promise<number> {
+  const samples: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const { rss } = await runJsonChild<{ rss: number }>(['--expose-gc', '--input-type=module', '-e', script(code)], CHILD_TIMEOUT_MS, root);
+    samples.push(rss / MIB);
+  }
+  samples.sort((a, b) => a - b);
+  return samples[Math.floor(samples.length / 2)] as number;
+}
+
+export async function runRssBreakdown(root: string, runs: number): Promise<RssLine[]> {
+  const lines: RssLine[] = [];
+  let bare = 0;
+  for (const line of LINES) {
+    const rssMiB = await measure(root, line.code, runs);
+    if (line.code === '') bare = rssMiB;
+    lines.push({ what: line.what, rssMiB, deltaMiB: rssMiB - bare });
+  }
+  return lines;
+}
