@@ -663,8 +663,23 @@ export interface FaultRun {
   readonly renewedAfterMs: number;
   /** What /status and /metrics said just before the fault ended. */
   readonly during: { readonly status: AgentStatus; readonly metrics: string };
+  /** The last lease write before end() was called, if any. */
+  readonly lastWriteBeforeEnd: LeaseWrite | undefined;
   /** The log mark at inject(), for linesWith(). */
   readonly logMarkAtInject: number;
+}
+
+/**
+ * How long before its runtime aged out the lease stopped: (lastSuccessBegan + threshold) −
+ * the last renewTime written, in ms, using the lastSuccessBegan /status showed as the fault
+ * ended. A lease that renews right up to the threshold stops less than one renew interval
+ * early; one that stops well before it withheld on something other than the ledger.
+ */
+export function stoppedEarlyByMs(run: FaultRun, thresholdMs: number): number | undefined {
+  const began = run.during.status.runtime.lastSuccessBegan;
+  const last = run.lastWriteBeforeEnd?.renewMicros;
+  if (began === null || last === undefined) return undefined;
+  return (Date.parse(began) * 1000 + thresholdMs * 1000 - last) / 1000;
 }
 
 /** Injects a fault, holds it, ends it, and times the lease's stop and its first renewal after. */
@@ -688,5 +703,5 @@ export async function runFault(options: FaultRunOptions): Promise<FaultRun> {
     intervalMs: 20,
     clock,
   });
-  return { injectedAtMs, endCalledAtMs, endedAtMs, stoppedAfterMs, renewedAfterMs: first.atMs - endedAtMs, during, logMarkAtInject };
+  return { injectedAtMs, endCalledAtMs, endedAtMs, stoppedAfterMs, renewedAfterMs: first.atMs - endedAtMs, during, lastWriteBeforeEnd: lastBefore, logMarkAtInject };
 }
