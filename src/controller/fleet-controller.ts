@@ -28,7 +28,7 @@ import { isConflict, isNotFound } from '../kube/kube-api-error.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, type ListWatchSource } from '../kube/list-watch.ts';
 import type { ControllerMetrics } from './controller-metrics.ts';
-import { decideMark, shouldPause } from './mark-decision.ts';
+import { conditionChangedByOther, decideMark, shouldPause } from './mark-decision.ts';
 import type { NodeMarker } from './node-marker.ts';
 
 /** Upstream node-monitor-period. */
@@ -76,11 +76,17 @@ export class FleetController {
       onEvent: (e) => view.leaseEvent(e),
       ...(logger === undefined ? {} : { logger }),
     });
+    // Reader's monotonic ms when another writer last changed each node's condition (this term).
+    const otherWrote = new Map<string, number>();
     const nodes = new Informer<Node, NodeRecord>({
       source: this.#o.nodes,
       clock,
       project: nodeRecord,
-      onEvent: (e) => view.nodeEvent(e),
+      onEvent: (e) => {
+        if (e.type === 'delete') otherWrote.delete(e.key);
+        else if (conditionChangedByOther(view.nodes.get(e.key), e.value)) otherWrote.set(e.key, clock.monotonicMs());
+        view.nodeEvent(e);
+      },
       ...(logger === undefined ? {} : { logger }),
     });
     const informers = Promise.all([leases.run(signal), nodes.run(signal)]);
@@ -96,7 +102,7 @@ export class FleetController {
           if (now >= nextFullMs) {
             nextFullMs = now + periodMs;
             dirty.clear();
-            await this.#pass(term, view, view.readings(this.#readiness));
+            await this.#pass(term, view, otherWrote, view.readings(this.#readiness));
           } else if (dirty.size > 0) {
             const names = [...dirty];
             dirty.clear();
@@ -105,7 +111,7 @@ export class FleetController {
               const node = view.nodes.get(name);
               if (node !== undefined) readings.push(judgeNode(node, view.sightings.get(name), now, clock.wallMicros(), this.#readiness));
             }
-            await this.#act(term, view, readings);
+            await this.#act(term, view, otherWrote, readings);
           }
         }
         // Not yet synced: look again in a moment (the first full pass runs once both are in).
@@ -131,7 +137,7 @@ export class FleetController {
   }
 
   /** A full pass: metrics, the pause rule, then every action. */
-  async #pass(term: Term, view: FleetView, readings: readonly NodeReadiness[]): Promise<void> {
+  async #pass(term: Term, view: FleetView, otherWrote: ReadonlyMap<string, number>, readings: readonly NodeReadiness[]): Promise<void> {
     const counts = { fresh: 0, stale: 0, missing: 0, not_judged: 0 };
     for (const r of readings) {
       if (!r.judged) counts.not_judged++;
@@ -150,13 +156,14 @@ export class FleetController {
         this.#o.logger?.info({ judged: pause.judged, silent: pause.silent }, 'Marking resumed');
       }
     }
-    await this.#act(term, view, readings);
+    await this.#act(term, view, otherWrote, readings);
   }
 
-  async #act(term: Term, view: FleetView, readings: readonly NodeReadiness[]): Promise<void> {
+  async #act(term: Term, view: FleetView, otherWrote: ReadonlyMap<string, number>, readings: readonly NodeReadiness[]): Promise<void> {
     for (const r of readings) {
       if (term.signal.aborted) return;
-      const decision = decideMark(r, this.#paused);
+      const wroteAtMs = otherWrote.get(r.node);
+      const decision = decideMark(r, this.#paused, wroteAtMs !== undefined && this.#o.clock.monotonicMs() - wroteAtMs <= this.#o.graceMs);
       if (decision.action === 'none') continue;
       const node = view.nodes.get(r.node);
       if (node === undefined) continue;

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeReadiness, Verdict } from '../fleet/readiness.ts';
-import { decideMark, shouldPause, type MarkAction } from './mark-decision.ts';
+import { conditionChangedByOther, decideMark, shouldPause, type MarkAction } from './mark-decision.ts';
 
 function reading(verdict: Verdict, over: Partial<NodeReadiness> = {}): NodeReadiness {
   return {
@@ -25,11 +25,14 @@ const ours = { status: 'Unknown', reason: 'AgentLeaseStale', message: '', lastTr
 const agentTrue = { status: 'True', reason: 'RelistStale', message: '', lastTransitionTime: undefined };
 const healthy = { status: 'False', reason: 'RelistHealthy', message: '', lastTransitionTime: undefined };
 
-const ROWS: ReadonlyArray<{ name: string; r: NodeReadiness; paused?: boolean; action: MarkAction }> = [
+const ROWS: ReadonlyArray<{ name: string; r: NodeReadiness; paused?: boolean; otherWrote?: boolean; action: MarkAction }> = [
   { name: 'a stale node with a healthy condition is marked', r: reading('Stale', { condition: healthy }), action: 'mark-stale' },
   { name: 'a missing lease with no condition is marked', r: reading('Missing'), action: 'mark-stale' },
   { name: "a stale node whose agent says True keeps the agent's word", r: reading('Stale', { condition: agentTrue }), action: 'none' },
   { name: 'a stale node already marked is not marked again', r: reading('Stale', { condition: ours }), action: 'none' },
+  { name: 'a stale node whose agent just wrote its condition is not marked yet', r: reading('Stale', { condition: healthy }), otherWrote: true, action: 'none' },
+  { name: 'a missing lease whose agent just wrote its condition is not marked yet', r: reading('Missing', { condition: healthy }), otherWrote: true, action: 'none' },
+  { name: 'a marked node whose lease moves again is cleared, whoever wrote last', r: reading('Fresh', { condition: ours }), otherWrote: true, action: 'mark-healthy' },
   { name: 'a stale node is not marked while marking is paused', r: reading('Stale', { condition: healthy }), paused: true, action: 'none' },
   { name: 'a cordoned stale node is never marked', r: reading('Stale', { cordoned: true, markable: false }), action: 'none' },
   { name: 'a stale node not judged is never marked', r: reading('Stale', { judged: false, notJudged: 'selector', markable: false }), action: 'none' },
@@ -42,7 +45,24 @@ const ROWS: ReadonlyArray<{ name: string; r: NodeReadiness; paused?: boolean; ac
 
 for (const row of ROWS) {
   test(`mark decision: ${row.name}`, () => {
-    assert.equal(decideMark(row.r, row.paused ?? false).action, row.action);
+    assert.equal(decideMark(row.r, row.paused ?? false, row.otherWrote ?? false).action, row.action);
+  });
+}
+
+const CHANGES: ReadonlyArray<{ name: string; prev: NodeReadiness['condition'] | 'unseen'; next: NodeReadiness['condition']; changed: boolean }> = [
+  { name: 'the agent repairs our mark to False/RelistHealthy', prev: ours, next: healthy, changed: true },
+  { name: 'the agent writes True over our mark', prev: ours, next: agentTrue, changed: true },
+  { name: 'the agent writes its first condition', prev: undefined, next: healthy, changed: true },
+  { name: 'our own mark lands', prev: healthy, next: ours, changed: false },
+  { name: 'the same state again (a heartbeat refresh, or another field)', prev: healthy, next: { ...healthy, message: 'other' }, changed: false },
+  { name: 'the first sighting of the Node', prev: 'unseen', next: healthy, changed: false },
+  { name: 'the condition is removed', prev: healthy, next: undefined, changed: false },
+];
+
+for (const row of CHANGES) {
+  test(`condition changed by another writer: ${row.name} → ${row.changed}`, () => {
+    const prev = row.prev === 'unseen' ? undefined : { condition: row.prev };
+    assert.equal(conditionChangedByOther(prev, { condition: row.next }), row.changed);
   });
 }
 
