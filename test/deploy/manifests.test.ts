@@ -2,9 +2,11 @@
 // against the Kubernetes and prometheus-operator schemas, against the issue's requirements,
 // and against each other.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf } from './agent-manifest-checks.ts';
-import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize, type K8sObject } from './render.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, type K8sObject } from './render.ts';
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
@@ -179,4 +181,32 @@ test('helm values move the lease namespace, set thresholds, and mount a CRI-O en
   assert.deepEqual(pod.volumes.flatMap((v) => (v.hostPath ? [v.hostPath.path] : [])), ['/run/crio']);
   assert.deepEqual(pod.tolerations, [{ key: 'dedicated', operator: 'Exists' }]);
   assert.deepEqual(objects.flatMap(schemaErrors), []);
+});
+
+/** `20m` → 20, `1` → 1000 (millicores); `128Mi` → 128, `1Gi` → 1024 (MiB). */
+function millicores(q: string): number {
+  return q.endsWith('m') ? Number(q.slice(0, -1)) : Number(q) * 1000;
+}
+function mebibytes(q: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Mi|Gi)$/.exec(q);
+  assert.ok(m, `memory ${q} must be in Mi or Gi`);
+  return Number(m[1]) * (m[2] === 'Gi' ? 1024 : 1);
+}
+
+test('the agent\'s resources cover the benchmark\'s steady state in docs/bench.md: twice its CPU, its RSS plus 20 %, a limit twice its RSS', () => {
+  const bench = readFileSync(join(REPO_ROOT, 'docs', 'bench.md'), 'utf8');
+  const section = bench.slice(bench.indexOf('#### Agent steady state'));
+  const row = /^\| ([\d.]+) \| ([\d.]+) \|/m.exec(section);
+  assert.ok(section.length < bench.length && row, 'precondition: docs/bench.md has the agent steady-state table (CPU % of one core, RSS MiB)');
+  const cpuPercent = Number(row[1]);
+  const rssMiB = Number(row[2]);
+  for (const objects of [kustomizeAll, helmDefault]) {
+    const resources = (only(objects, 'DaemonSet')['spec'] as { template: { spec: { containers: Array<{ resources: { requests: Record<string, string>; limits: Record<string, string> } }> } } })
+      .template.spec.containers[0]?.resources;
+    assert.ok(resources, 'precondition: the agent container has resources');
+    assert.ok(millicores(resources.requests['cpu'] ?? '0') >= 2 * cpuPercent * 10, `cpu request ${resources.requests['cpu']} must be at least twice ${cpuPercent} % of one core`);
+    assert.ok(mebibytes(resources.requests['memory'] ?? '0') >= 1.2 * rssMiB, `memory request ${resources.requests['memory']} must be at least ${rssMiB} MiB + 20 %`);
+    assert.ok(mebibytes(resources.limits['memory'] ?? '0') >= 2 * rssMiB, `memory limit ${resources.limits['memory']} must be at least twice ${rssMiB} MiB`);
+    assert.equal(resources.limits['cpu'], undefined, 'no CPU limit: throttling would delay the relists the agent times');
+  }
 });
