@@ -3,19 +3,17 @@
 // that renew their node's lease on the stand-in, and write the agent's own condition).
 //
 // Real time passes here, because real processes run; every wait is a bounded poll.
-import { test } from 'node:test';
+import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
+import { electionHolder, nodeCondition, startControllerProcess, waitFor, type ControllerProcess, type ControllerTimings } from './controller-harness.ts';
 import { agentLease, realisticNode } from './fleet-fixtures.ts';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const NODE = join(ROOT, 'node_modules', '.bin', 'node');
 const real = new SystemClock();
 
 const GRACE_MS = 2_000;
@@ -28,23 +26,14 @@ const ELECTION_NS = 'nodepulse-system';
 
 type Json = Record<string, unknown>;
 
+const TIMINGS: ControllerTimings = { graceMs: GRACE_MS, monitorPeriodMs: MONITOR_MS, leaseDurationMs: LEASE_MS, renewDeadlineMs: 2_000, retryPeriodMs: RETRY_MS };
+
 function condition(server: ApiServerHandle, node: string): { status: string; reason: string; message: string } | undefined {
-  const obj = server.store.get('nodes', undefined, node) as { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } } | undefined;
-  return obj?.status?.conditions?.find((c) => c.type === 'RuntimeRelistUnhealthy');
+  return nodeCondition(server, node);
 }
 
 function holder(server: ApiServerHandle): string | undefined {
-  const lease = server.store.get('leases', ELECTION_NS, 'nodepulse-controller') as { spec?: { holderIdentity?: string } } | undefined;
-  return lease?.spec?.holderIdentity;
-}
-
-async function waitFor(what: string, ok: () => boolean, withinMs: number): Promise<number> {
-  const start = real.monotonicMs();
-  while (real.monotonicMs() - start <= withinMs) {
-    if (ok()) return real.monotonicMs() - start;
-    await real.sleep(25);
-  }
-  assert.fail(`${what}: not within ${withinMs} ms`);
+  return electionHolder(server, ELECTION_NS);
 }
 
 /** A simulated agent: renews its node's lease every 300 ms while running. */
@@ -76,29 +65,8 @@ class SimAgent {
   }
 }
 
-function startController(kubeconfig: string, identity: string, logs: string[]): ChildProcess {
-  const child = spawn(
-    NODE,
-    [
-      join(ROOT, 'src', 'cli', 'main.ts'),
-      'controller',
-      '--kubeconfig', kubeconfig,
-      '--namespace', ELECTION_NS,
-      '--identity', identity,
-      '--grace', `${GRACE_MS}ms`,
-      '--monitor-period', `${MONITOR_MS}ms`,
-      '--leader-elect-lease-duration', `${LEASE_MS}ms`,
-      '--leader-elect-renew-deadline', '2s',
-      '--leader-elect-retry-period', `${RETRY_MS}ms`,
-      '--http-address', '127.0.0.1:0',
-      '--max-writes-per-second', '20',
-      '--log-level', 'debug',
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  child.stdout?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
-  child.stderr?.on('data', (d: Buffer) => logs.push(d.toString('utf8')));
-  return child;
+function startController(t: TestContext, kubeconfig: string, identity: string): Promise<ControllerProcess> {
+  return startControllerProcess(t, { kubeconfig, identity, namespace: ELECTION_NS, timings: TIMINGS, args: ['--max-writes-per-second', '20'] });
 }
 
 function statusPatches(server: ApiServerHandle, node: string): Array<{ user: string | undefined; seq: number; status: string }> {
@@ -115,16 +83,14 @@ function statusPatches(server: ApiServerHandle, node: string): Array<{ user: str
 test('controller e2e: marks a silent agent\'s node, clears it when the lease moves, respects the agent\'s own True, and hands over cleanly', { timeout: 120_000 }, async (t) => {
   const server = await startApiServer({ tokens: { 'token-a': 'controller-a', 'token-b': 'controller-b' } });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-ctl-'));
-  const children: ChildProcess[] = [];
+  const controllers: ControllerProcess[] = [];
   const agents: SimAgent[] = [];
-  const logs: Record<string, string[]> = { 'ctl-a': [], 'ctl-b': [] };
   t.after(async () => {
     if (process.env['NODEPULSE_E2E_LOGS'] !== undefined) {
       const { writeFileSync } = await import('node:fs');
-      writeFileSync(process.env['NODEPULSE_E2E_LOGS'], Object.entries(logs).map(([k, v]) => `== ${k}\n${v.join('')}`).join('\n'));
+      writeFileSync(process.env['NODEPULSE_E2E_LOGS'], controllers.map((c) => `== ${c.identity}\n${c.logText()}`).join('\n'));
     }
     for (const a of agents) await a.kill();
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   });
@@ -141,11 +107,11 @@ test('controller e2e: marks a silent agent\'s node, clears it when the lease mov
   const kubeB = join(dir, 'b.kubeconfig');
   writeKubeconfig(kubeA, { server: server.url, token: 'token-a' });
   writeKubeconfig(kubeB, { server: server.url, token: 'token-b' });
-  const ctlA = startController(kubeA, 'ctl-a', logs['ctl-a'] ?? []);
-  children.push(ctlA);
+  const ctlA = await startController(t, kubeA, 'ctl-a');
+  controllers.push(ctlA);
   await waitFor('ctl-a leads', () => holder(server) === 'ctl-a', 15_000);
-  const ctlB = startController(kubeB, 'ctl-b', logs['ctl-b'] ?? []);
-  children.push(ctlB);
+  const ctlB = await startController(t, kubeB, 'ctl-b');
+  controllers.push(ctlB);
   // The new leader first sees every lease now; a silent one can be called stale only after grace.
   await real.sleep(GRACE_MS + MONITOR_MS);
   assert.equal(condition(server, 'node-1')?.status, 'False', 'precondition: node-1 is healthy while its agent runs');
@@ -179,7 +145,7 @@ test('controller e2e: marks a silent agent\'s node, clears it when the lease mov
 
   // 4. Kill the leading controller: ctl-b takes over within lease duration + 2 retry periods.
   const killedAt = real.monotonicMs();
-  ctlA.kill('SIGKILL');
+  await ctlA.kill();
   const handover = await waitFor('ctl-b leads', () => holder(server) === 'ctl-b', LEASE_MS + 2 * RETRY_MS * 1.2 + SLACK_MS);
   t.diagnostic(`handover ${handover} ms after SIGKILL (lease ${LEASE_MS} ms + 2 × ${RETRY_MS} ms retry)`);
   assert.ok(real.monotonicMs() - killedAt >= 0);
@@ -187,7 +153,7 @@ test('controller e2e: marks a silent agent\'s node, clears it when the lease mov
   // half, so the new leader pauses marking and says so.
   await real.sleep(GRACE_MS);
   await agent2.kill();
-  await waitFor('ctl-b says it paused', () => (logs['ctl-b'] ?? []).join('').includes('Marking paused: more than half the judged fleet is stale at once'), GRACE_MS + 2 * MONITOR_MS + SLACK_MS);
+  await waitFor('ctl-b says it paused', () => ctlB.logText().includes('Marking paused: more than half the judged fleet is stale at once'), GRACE_MS + 2 * MONITOR_MS + SLACK_MS);
   await real.sleep(2 * MONITOR_MS);
   assert.equal(condition(server, 'node-2')?.reason, 'RelistHealthy', 'not marked while paused');
   // node-3's runtime recovers: its agent writes False/RelistHealthy and renews again. Marking
@@ -209,11 +175,9 @@ test('controller e2e: marks a silent agent\'s node, clears it when the lease mov
     events.map((e) => `${e.regarding.name}:${e.reason}`).sort(),
     ['node-1:AgentLeaseStale', 'node-1:RelistHealthy', 'node-2:AgentLeaseStale'],
   );
-  assert.ok(!(logs['ctl-a'] ?? []).join('').includes('"level":"error"'), (logs['ctl-a'] ?? []).join(''));
+  assert.ok(!ctlA.logText().includes('"level":"error"'), ctlA.logText());
 
   // A clean stop releases the lease.
-  ctlB.kill('SIGTERM');
-  await waitFor('ctl-b exits', () => ctlB.exitCode !== null, 10_000);
-  assert.equal(ctlB.exitCode, 0, (logs['ctl-b'] ?? []).join(''));
+  assert.equal(await ctlB.stop('SIGTERM'), 0, ctlB.logText());
   assert.equal(holder(server), '', 'released on a clean stop');
 });
