@@ -53,7 +53,6 @@ test('controller manifests: render, validate, and grant exactly what the control
   assert.deepEqual(grants(only(objects, 'ClusterRole', 'nodepulse-controller')), [
     'core/nodes/status:patch',
     'core/nodes:list',
-    'core/nodes:patch',
     'core/nodes:watch',
   ]);
   assert.deepEqual(grants(only(objects, 'Role', 'nodepulse-controller-events')), ['events.k8s.io/events:create']);
