@@ -20,12 +20,14 @@ import { Registry } from 'prom-client';
 import { Agent } from '../agent/agent.ts';
 import { startApiServer, type ApiServerHandle } from '../apiserver/api-server.ts';
 import { writeKubeconfig } from '../apiserver/kubeconfig.ts';
+import { registerNode } from '../apiserver/register-node.ts';
 import type { Clock } from '../clock/clock.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime } from '../cri-sim/sim-runtime.ts';
 import { runFleet } from '../fleet/fleet-command.ts';
 import { KubeClient } from '../kube/kube-client.ts';
+import { targetForServer } from '../kube/kube-config.ts';
 import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from '../cli/command-io.ts';
 import { DemoTimeline } from './demo-timeline.ts';
@@ -81,7 +83,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
   let kube: KubeClient | undefined;
   try {
     api = await startApiServer({ clock });
-    await createNode(api.url, DEMO_NODE);
+    await registerNode(api.url, DEMO_NODE);
     const endpoint = observeOnly
       ? (flags['cri-endpoint'] as string)
       : (sim = await startSimRuntime({ socketPath: join(dir, 'cri.sock'), pods: 4, containersPerPod: 2, churnPerSecond: 1, clock })).endpoint;
@@ -102,7 +104,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
     });
     if (!loaded.ok) throw new Error(`demo config: ${loaded.errors.join('; ')}`);
     const config = loaded.config;
-    kube = new KubeClient({ target: standInTarget(api.url), clock, timeoutMs: config.apiTimeoutMs });
+    kube = new KubeClient({ target: targetForServer(api.url, { source: 'in-process API stand-in' }), clock, timeoutMs: config.apiTimeoutMs });
     const logger = createLogger({ level: config.logLevel, destination: { write: (line: string) => io.stderr.write(line) } });
     agent = new Agent({
       config,
@@ -175,34 +177,4 @@ async function sleepUntil(clock: Clock, atMs: number, signal: AbortSignal): Prom
   } catch {
     return false;
   }
-}
-
-/** Registers the demo's Node the way a kubelet would (POST /api/v1/nodes). */
-async function createNode(url: string, name: string): Promise<void> {
-  const res = await fetch(`${url}/api/v1/nodes`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name } },
-      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] },
-    }),
-  });
-  if (res.status !== 201) throw new Error(`creating Node ${name}: HTTP ${res.status}: ${await res.text()}`);
-}
-
-function standInTarget(server: string): ConstructorParameters<typeof KubeClient>[0]['target'] {
-  return {
-    server,
-    ca: undefined,
-    cert: undefined,
-    key: undefined,
-    skipTLSVerify: false,
-    tlsServerName: undefined,
-    token: undefined,
-    tokenFile: undefined,
-    namespace: undefined,
-    source: 'in-process API stand-in',
-  };
 }

@@ -11,7 +11,7 @@ import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import { KubeClient } from './kube-client.ts';
-import { loadKubeConfig } from './kube-config.ts';
+import { loadKubeConfig, targetForServer } from './kube-config.ts';
 import type { KubeTarget } from './kube-config.ts';
 
 /** Real time, only to wait (bounded) for a request to reach the loopback server. */
@@ -45,18 +45,7 @@ async function server(t: TestContext, handler: Handler): Promise<{ url: string; 
 }
 
 function target(server: string, auth: { token?: string; tokenFile?: string } = {}): KubeTarget {
-  return {
-    server,
-    ca: undefined,
-    cert: undefined,
-    key: undefined,
-    skipTLSVerify: false,
-    tlsServerName: undefined,
-    token: auth.token,
-    tokenFile: auth.tokenFile,
-    namespace: undefined,
-    source: 'test',
-  };
+  return targetForServer(server, { ...auth, source: 'test' });
 }
 
 function client(t: TestContext, tgt: KubeTarget, clock = new ManualClock()): KubeClient {

@@ -63,6 +63,25 @@ export class KubeConfigError extends Error {
   }
 }
 
+/**
+ * A target for a server reached directly, with no kubeconfig: the in-process API stand-in of the
+ * demo and the tests (plain HTTP on loopback), optionally with a bearer token or token file.
+ */
+export function targetForServer(server: string, auth: { token?: string; tokenFile?: string; source?: string } = {}): KubeTarget {
+  return {
+    server,
+    ca: undefined,
+    cert: undefined,
+    key: undefined,
+    skipTLSVerify: false,
+    tlsServerName: undefined,
+    token: auth.token,
+    tokenFile: auth.tokenFile,
+    namespace: undefined,
+    source: auth.source ?? `server ${server}`,
+  };
+}
+
 /** The kubeconfig file(s) if given, else in-cluster; throws KubeConfigError. */
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeTarget {
   const env = options.env ?? process.env;

@@ -11,22 +11,12 @@ import { LeaderElector, type ElectionLeaseApi } from '../../src/election/leader-
 import type { Term } from '../../src/election/term.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';
 import type { KubeTarget } from '../../src/kube/kube-config.ts';
+import { targetForServer } from '../../src/kube/kube-config.ts';
 
 export const NAMESPACE = 'nodepulse-system';
 
 export function targetFor(url: string): KubeTarget {
-  return {
-    server: url,
-    ca: undefined,
-    cert: undefined,
-    key: undefined,
-    skipTLSVerify: false,
-    tlsServerName: undefined,
-    token: undefined,
-    tokenFile: undefined,
-    namespace: undefined,
-    source: 'test',
-  };
+  return targetForServer(url, { source: 'test' });
 }
 
 export interface Candidate {

@@ -30,6 +30,7 @@ import type { TestContext } from 'node:test';
 import { startApiServer, type ApiServerHandle, type ApiServerOptions } from '../../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { SystemClock, type Clock } from '../../src/clock/clock.ts';
+import { registerNode } from '../../src/apiserver/register-node.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 /** The project's Node 24 (the machine's `node` is 20 and cannot run the agent). */
@@ -440,19 +441,8 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
 }
 
 /** Registers a Node the way a kubelet would (POST /api/v1/nodes). */
-export async function createNode(url: string, name: string): Promise<void> {
-  const res = await fetch(`${url}/api/v1/nodes`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name } },
-      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] },
-    }),
-    signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
-  });
-  if (res.status !== 201) throw new Error(`creating Node ${name}: HTTP ${res.status}: ${await res.text()}`);
+export function createNode(url: string, name: string): Promise<void> {
+  return registerNode(url, name, { timeoutMs: PROBE_TIMEOUT_MS });
 }
 
 function renewTimeOf(parsed: unknown): string | undefined {
