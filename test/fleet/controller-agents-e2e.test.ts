@@ -37,7 +37,7 @@ import { startSimRuntime, type SimRuntime } from '../../src/cri-sim/sim-runtime.
 import { createNode, metricValue, startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import {
   controllerWrites, electionHolder, electionWrites, nodeCondition, observedTerms, startControllerProcess, termViolations, waitFor,
-  type ControllerProcess, type ControllerTimings,
+  type ControllerProcess, type ControllerTimings, type ControllerWrite,
 } from './controller-harness.ts';
 
 const real = new SystemClock();
@@ -277,6 +277,7 @@ test('controller e2e with real agents: marks a killed agent\'s node and clears i
   const terms = observedTerms(eWrites, TIMINGS.renewDeadlineMs);
   assert.deepEqual(terms.map((term) => term.identity), ['ctl-a', 'ctl-b'], 'one term each: ctl-a, then ctl-b');
   const writes = controllerWrites(api, CONTROLLERS);
+  assert.ok(writes.length >= 4, `precondition: the detector sees the two marks and their Events (${writes.length} writes)`);
   assert.deepEqual(termViolations(terms, writes), [], 'every controller write lies inside its writer\'s term, and terms do not overlap');
   assert.ok(writes.every((w) => w.user !== 'ctl-a' || w.atMs < ctlAKilledAt), 'nothing from ctl-a after its SIGKILL');
   // One status write per change of state, from the leader of its time; node-3 never.
@@ -310,4 +311,22 @@ test('controller e2e with real agents: marks a killed agent\'s node and clears i
     `controller writes: ${writes.length} (${conflicts} refused with 409 on their resourceVersion); terms: ${terms.map((term) => `${term.identity} ${(term.lastWriteMs - term.startMs).toFixed(0)} ms`).join(', ')}; ` +
       `setup ${setupMs.toFixed(0)} ms, whole run ${(real.monotonicMs() - began).toFixed(0)} ms`,
   );
+});
+
+test('the overlap detector flags terms that overlap and a write outside its writer\'s term', () => {
+  const election = [
+    { holder: 'a', atMs: 0 }, { holder: 'a', atMs: 500 }, { holder: 'a', atMs: 1_000 },
+    { holder: 'b', atMs: 4_000 }, { holder: 'b', atMs: 4_500 },
+    { holder: '', atMs: 5_000 },
+    { holder: 'a', atMs: 6_000 },
+  ];
+  const terms = observedTerms(election, 2_000);
+  assert.deepEqual(terms.map((x) => [x.identity, x.startMs, x.endMs]), [['a', 0, 3_000], ['b', 4_000, 6_500], ['a', 6_000, 8_000]]);
+  const write = (user: string, atMs: number): ControllerWrite => ({ user, method: 'PATCH', path: '/api/v1/nodes/n/status', atMs, seq: 1, status: 200 });
+  assert.deepEqual(termViolations(terms.slice(0, 2), [write('a', 2_999), write('b', 4_000), write('b', 6_500)]), [], 'writes inside their own terms');
+  const problems = termViolations(terms, [write('a', 3_500), write('b', 500)]);
+  assert.equal(problems.length, 3, problems.join('\n'));
+  assert.match(problems[0] ?? '', /^term of a began at 6000 ms, before b's belief could end at 6500 ms$/);
+  assert.match(problems[1] ?? '', /by a at 3500 ms .* outside every term of a$/);
+  assert.match(problems[2] ?? '', /by b at 500 ms .* outside every term of b$/);
 });
