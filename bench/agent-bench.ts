@@ -282,9 +282,10 @@ export async function runSteadyState(options: { root: string; dir: string; windo
     await clock.sleep(windowMs);
     const wireAfter = stand.relay.sentBytes();
     const inWindow = stand.api.requests.since(seq);
+    // RSS before the last scrape: building the exposition is not steady-state work.
+    const rssMiB = rssOf(agent.child.pid ?? 0);
     const after = await scrape(url);
     const closedMs = clock.monotonicMs();
-    const rssMiB = rssOf(agent.child.pid ?? 0);
 
     const cpuSeconds = (s: Map<string, number>): number => sample(s, 'process_cpu_user_seconds_total') + sample(s, 'process_cpu_system_seconds_total');
     const relists = (s: Map<string, number>): number => s.get('nodepulse_relist_duration_seconds_count') ?? 0;
