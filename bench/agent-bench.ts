@@ -23,6 +23,7 @@ import { createServer, connect, type AddressInfo, type Server, type Socket } fro
 import { join } from 'node:path';
 import { startApiServer, type ApiServerHandle } from '../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../src/apiserver/kubeconfig.ts';
+import { registerNode } from '../src/apiserver/register-node.ts';
 import { SystemClock } from '../src/clock/clock.ts';
 import { EVENT_LOOP_SAMPLE_MS } from '../src/metrics/metrics.ts';
 import { startServer, type Server as ChildServer } from './child-process.ts';
@@ -214,21 +215,6 @@ function rssOf(pid: number): number {
   return (Number(match[1]) * 1024) / MIB;
 }
 
-async function createNode(url: string): Promise<void> {
-  const res = await fetch(`${url}/api/v1/nodes`, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json' },
-    body: JSON.stringify({
-      apiVersion: 'v1',
-      kind: 'Node',
-      metadata: { name: BENCH_NODE, labels: { 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': BENCH_NODE } },
-      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] },
-    }),
-    signal: AbortSignal.timeout(10_000),
-  });
-  if (res.status !== 201) throw new Error(`creating Node ${BENCH_NODE}: HTTP ${res.status}: ${await res.text()}`);
-}
-
 function startSim(root: string, socket: string, pods: number, containersPerPod: number): Promise<ChildServer<{ endpoint: string }>> {
   return startServer<{ endpoint: string }>(
     ['src/cri-sim/main.ts', '--socket', socket, '--pods', String(pods), '--containers-per-pod', String(containersPerPod)],
@@ -241,7 +227,7 @@ function startSim(root: string, socket: string, pods: number, containersPerPod: 
 async function startApi(dir: string, name: string): Promise<{ api: ApiServerHandle; relay: CountingRelay; kubeconfig: string; close(): Promise<void> }> {
   const api = await startApiServer({ clock });
   const relay = await startRelay(api.port);
-  await createNode(api.url);
+  await registerNode(api.url, BENCH_NODE);
   const kubeconfig = join(dir, `${name}.kubeconfig`);
   writeKubeconfig(kubeconfig, { server: `http://127.0.0.1:${relay.port}` });
   return {
