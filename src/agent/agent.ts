@@ -20,7 +20,6 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.ts';
 import { NodeCondition, type NodeConditionApi } from '../condition/node-condition.ts';
 import type { AgentConfig } from '../config/agent-config-schema.ts';
-import { RENEW_JITTER_FRACTION } from '../config/agent-config-schema.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import type { HealthCheck } from '../http/health-report.ts';
@@ -159,17 +158,12 @@ export class Agent {
         await this.relister.tick(s);
         this.#observe();
       }, { clock, heartbeat: this.#beats.relister, periodMs: config.relistPeriodMs, signal, onError: onError('relister') }),
+      // NodeLease.tick() returns its own next delay (renew interval + jitter, RECHECK, or a
+      // backoff step); the loop's period applies only if a tick ever threw.
       runLoop(async (s) => {
         this.#observe();
         return this.lease.tick(s);
-      }, {
-        clock,
-        heartbeat: this.#beats.lease,
-        periodMs: config.renewIntervalMs,
-        jitter: RENEW_JITTER_FRACTION,
-        signal,
-        onError: onError('lease'),
-      }),
+      }, { clock, heartbeat: this.#beats.lease, periodMs: config.leaseRecheckMs, signal, onError: onError('lease') }),
       runLoop(async (s) => {
         await this.statusPoller.tick(s);
         this.#observe();
