@@ -22,7 +22,7 @@ import { NodeCondition, type NodeConditionApi } from '../condition/node-conditio
 import type { AgentConfig } from '../config/agent-config-schema.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
-import type { HealthCheck } from '../http/health-report.ts';
+import { healthzChecks, type HealthCheck } from '../http/health-report.ts';
 import { isoFromWallMicros, runtimeStatusView, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { NodeLease } from '../lease/node-lease.ts';
@@ -250,22 +250,21 @@ export class Agent {
   }
 
   #checks(): HealthCheck[] {
-    const grace = this.#withinStartupGrace();
-    const checks: HealthCheck[] = this.loops().map((l) => ({
-      name: `loop-${l.name}`,
-      ok: l.state === 'Alive' || (l.state === 'Unknown' && grace),
-      reason: `${l.state}: ${l.reason}`,
-    }));
     const health = this.runtimeHealth();
-    checks.push({ name: 'runtime', ok: health.state === 'Healthy', reason: `${health.state}: ${health.message}` });
     const lease = this.lease.snapshot();
-    checks.push({
-      name: 'lease',
-      ok: lease.renewing,
-      reason: lease.renewing ? `renewing ${lease.namespace}/${lease.name}` : `withheld or failing: ${lease.lastError ?? 'gate closed'}`,
+    const gate = this.lease.gate();
+    const why = lease.lastError ?? (gate.action === 'withhold' ? `withheld: ${gate.message}` : 'not renewed yet');
+    return healthzChecks({
+      loops: this.loops(),
+      withinStartupGrace: this.#withinStartupGrace(),
+      runtime: { state: health.state, message: health.message },
+      lease: {
+        renewing: lease.renewing,
+        reason: lease.renewing ? `renewing ${lease.namespace}/${lease.name}` : why,
+      },
     });
-    return checks;
   }
+
 
   #onRelist(outcome: RelistOutcome): void {
     recordRelistOutcome(this.metrics, this.#relistMetrics, outcome, this.relister);
