@@ -35,13 +35,10 @@ import { createControllerMetrics } from './controller-metrics.ts';
 import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.ts';
 import { markerApi, NodeMarker } from './node-marker.ts';
 import { TokenBucket } from './token-bucket.ts';
+import type { CommandIo } from '../cli/command-io.ts';
 
-export interface ControllerIo {
-  readonly stdout: { write(chunk: string): unknown };
-  readonly stderr: { write(chunk: string): unknown };
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clock?: Clock;
-}
+/** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
+export type ControllerIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
 const USAGE = `Usage: nodepulse controller [flags]
 

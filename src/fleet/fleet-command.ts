@@ -29,13 +29,10 @@ import {
 } from './fleet-view.ts';
 import type { NodeReadiness } from './readiness.ts';
 import { summarizeFleet } from './readiness.ts';
+import type { CommandIo } from '../cli/command-io.ts';
 
-export interface FleetIo {
-  readonly stdout: { write(chunk: string): unknown };
-  readonly stderr: { write(chunk: string): unknown };
-  readonly env: Readonly<Record<string, string | undefined>>;
-  readonly clock?: Clock;
-}
+/** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
+export type FleetIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
 const USAGE = `Usage: nodepulse fleet [flags]      (also: kubectl nodepulse fleet [flags])
 
