@@ -115,7 +115,13 @@ test(`fleet at scale: ${FLEET} leases and realistic Nodes — fleet -o json time
   assert.match(metrics, /^nodepulse_controller_leading 1$/m);
   const rssSynced = rssMiB(controller.pid ?? 0);
 
-  // 4. Steady state: a 20 s window (10 election retry periods, 4 monitor periods).
+  // 4. Steady state: a 20 s window (10 election retry periods, 4 monitor periods). It opens only
+  // once both informers have sent their WATCH: the controller can judge the fleet from the lists
+  // alone, and on a loaded machine the watch that follows a 31 MiB node list may be sent a moment
+  // after that (a precondition of this test, not a request of the steady state).
+  const watching = (resource: string): boolean =>
+    server.requests.all().some((r) => r.user === 'controller' && r.query['watch'] === 'true' && r.path.endsWith(`/${resource}`));
+  await waitFor('both informers watching (leases and nodes)', () => watching('leases') && watching('nodes'), 60_000);
   const before = server.requests.all().length;
   await real.sleep(20_000);
   const window = server.requests.all().slice(before - server.requests.all().length).filter((r) => r.user === 'controller');
