@@ -304,8 +304,8 @@ function rfc3339Nano(ns: bigint): string {
   return `${new Date(ms).toISOString().slice(0, 19)}.${frac}Z`;
 }
 
-/** A small seeded generator (mulberry32): deterministic churn for a given seed. */
-function mulberry32(seed: number): () => number {
+/** A small seeded generator (mulberry32): deterministic churn for a given seed, replayable test inputs. */
+export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

@@ -13,6 +13,7 @@ import {
   LeanDecodeError,
 } from './lean-decode.ts';
 import type { Container, PodSandbox, RuntimeStatus, RuntimeVersion } from './types.ts';
+import { mulberry32 } from '../cri-sim/sim-state.ts';
 
 // --- a hand writer of the protobuf wire format, so tests can put anything on the wire -------
 
@@ -37,23 +38,12 @@ const fFixed32 = (field: number, bytes = Buffer.alloc(4, 0xcd)): Buffer => Buffe
 const fGroup = (field: number, inner: Buffer): Buffer => Buffer.concat([tag(field, 3), inner, tag(field, 4)]);
 const mapEntry = (field: number, key: string, value: string): Buffer => fLen(field, Buffer.concat([fStr(1, key), fStr(2, value)]));
 
-// --- a seeded generator, so a failure can be replayed ------------------------------------------
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+// --- a seeded generator (the sim's mulberry32), so a failure can be replayed -------------------
 
 class Gen {
   readonly next: () => number;
   constructor(seed: number) {
-    this.next = rng(seed);
+    this.next = mulberry32(seed);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);
