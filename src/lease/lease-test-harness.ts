@@ -23,6 +23,7 @@ import type { Logger } from '../log/logger.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import { Relister } from '../relist/relister.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
+import type { NodeLeaseOptions } from './node-lease.ts';
 
 export const NODE = 'node-1';
 export const NAMESPACE = 'nodepulse';
@@ -151,6 +152,20 @@ export async function harness(t: TestContext, options: HarnessOptions = {}): Pro
     leaseRequests: () => api.requests.filter({ path: new RegExp(`^${LEASES_PATH}(/${NODE})?$`) }),
     requests: () => api.requests.all(),
     lines: (msg) => sink.lines.filter((l) => l['msg'] === msg),
+  };
+}
+
+/** The options every lease test gives a NodeLease on this harness (no jitter: random is 0). */
+export function nodeLeaseOptions(h: Harness): NodeLeaseOptions {
+  return {
+    client: h.client,
+    clock: h.clock,
+    nodeName: NODE,
+    namespace: NAMESPACE,
+    random: () => 0,
+    relisterLiveness: () => h.relisterLiveness(),
+    runtimeHealth: () => h.runtimeHealth(),
+    logger: h.logger,
   };
 }
 

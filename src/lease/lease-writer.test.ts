@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, seedNode, THRESHOLD_MS, until, type Harness } from './lease-test-harness.ts';
+import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, type Harness } from './lease-test-harness.ts';
 import { NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
 
 const INTERVAL = 10_000;
@@ -14,14 +14,7 @@ const PATCH_ROUTE = `PATCH ${LEASE_PATH}`;
 function nodeLease(h: Harness, extra: Partial<NodeLeaseOptions> = {}): { lease: NodeLease; conflicts: () => number } {
   let conflicts = 0;
   const lease = new NodeLease({
-    client: h.client,
-    clock: h.clock,
-    nodeName: NODE,
-    namespace: NAMESPACE,
-    random: () => 0,
-    relisterLiveness: () => h.relisterLiveness(),
-    runtimeHealth: () => h.runtimeHealth(),
-    logger: h.logger,
+    ...nodeLeaseOptions(h),
     hooks: { conflict: () => conflicts++ },
     ...extra,
   });

@@ -11,6 +11,7 @@ import {
   LeaseReader,
   NAMESPACE,
   NODE,
+  nodeLeaseOptions,
   READER_GRACE_MS,
   THRESHOLD_MS,
   until,
@@ -24,14 +25,7 @@ const INTERVAL = 10_000;
 function nodeLease(h: Harness, extra: Partial<NodeLeaseOptions> = {}): { lease: NodeLease; results: RenewalResult[] } {
   const results: RenewalResult[] = [];
   const lease = new NodeLease({
-    client: h.client,
-    clock: h.clock,
-    nodeName: NODE,
-    namespace: NAMESPACE,
-    random: () => 0,
-    relisterLiveness: () => h.relisterLiveness(),
-    runtimeHealth: () => h.runtimeHealth(),
-    logger: h.logger,
+    ...nodeLeaseOptions(h),
     hooks: { renewal: (r) => results.push(r) },
     ...extra,
   });
