@@ -16,13 +16,21 @@ export interface Timer {
   cancel(): void;
 }
 
+export interface TimerOptions {
+  /**
+   * Whether a pending timer keeps the process alive; default true. False is for samplers that
+   * must not hold up the process's exit once everything else has stopped.
+   */
+  readonly keepsProcessAlive?: boolean;
+}
+
 export interface Clock {
   /** Milliseconds on a monotonic clock with an arbitrary origin. */
   monotonicMs(): number;
   /** Microseconds since the Unix epoch, wall clock plus the wall offset. */
   wallMicros(): number;
   /** Calls fn once, ms from now (monotonic). */
-  after(ms: number, fn: () => void): Timer;
+  after(ms: number, fn: () => void, options?: TimerOptions): Timer;
   /** Resolves after ms, or rejects with the signal's reason once it aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
@@ -73,8 +81,9 @@ export class SystemClock implements Clock {
     return Math.floor((Date.now() + sub + this.wallOffsetMs) * 1000);
   }
 
-  after(ms: number, fn: () => void): Timer {
+  after(ms: number, fn: () => void, options: TimerOptions = {}): Timer {
     const handle = setTimeout(fn, Math.max(0, ms));
+    if (options.keepsProcessAlive === false) handle.unref();
     return { cancel: () => clearTimeout(handle) };
   }
 

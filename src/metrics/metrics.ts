@@ -26,17 +26,19 @@
 // | nodepulse_lease_last_renew_timestamp_seconds        | gauge     | renewTime of the last successful renewal     |
 // | nodepulse_build_info{version}                       | gauge     | always 1; the version is the label           |
 //
-// Plus prom-client's default process and Node.js metrics (CPU, memory, fds, heap, GC, event-loop
-// lag, sampled every EVENT_LOOP_SAMPLE_MS) on the same registry. prom-client's
-// nodejs_active_{handles,requests,resources}_total are gauges whose names break the rule that `_total` means a counter (promtool flags them), and each
-// is the sum of its per-type sibling (nodejs_active_handles{type} …), so they are removed.
+// Plus prom-client's default process and Node.js metrics (CPU, memory, fds, heap, GC) on the same
+// registry, with the event-loop lag measured by event-loop-lag.ts in place of prom-client's.
+// prom-client's nodejs_active_{handles,requests,resources}_total are gauges whose names break the
+// rule that `_total` means a counter (promtool flags them), and each is the sum of its per-type
+// sibling (nodejs_active_handles{type} …), so they are removed.
 //
 // The relist histogram's buckets reach the relist deadline, plus one overrun bucket just past it:
 // a relist ended by its deadline measures a hair over the deadline (timer latency), and a hung
 // relist must land in a real bucket, never only in +Inf (DESIGN.md "Defaults").
-import { collectDefaultMetrics, Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { CRI_FAULT_CODES, type CriFaultCode } from '../cri/cri-error.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventType } from '../relist/lifecycle-diff.ts';
+import { collectProcessMetrics } from './event-loop-lag.ts';
 
 export const AGENT_METRIC_NAMES = [
   'nodepulse_relist_duration_seconds',
@@ -78,13 +80,6 @@ export const MAX_RUNTIME_CONDITION_TYPES = 16;
 const BASE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
 /** The overrun bucket sits this far past the deadline (as a fraction of it). */
 const OVERRUN_FRACTION = 0.1;
-/**
- * How often the event-loop delay is sampled, in ms. prom-client's default, 10 ms, wakes the
- * process 100 times a second: measured here at about 0.5 % of one core on its own, half the
- * agent's whole steady-state budget (1 %). At 100 ms it costs about a tenth of that; a blocked
- * loop still shows in full, since each sample measures how late its timer fired.
- */
-export const EVENT_LOOP_SAMPLE_MS = 100;
 
 export interface AgentMetricsOptions {
   /** The relist deadline; the duration buckets reach it. */
@@ -246,7 +241,7 @@ export function createAgentMetrics(registry: Registry, options: AgentMetricsOpti
   buildInfo.set({ version: options.version }, 1);
 
   if (options.defaultMetrics !== false) {
-    collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+    collectProcessMetrics(registry);
     for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
   }
 

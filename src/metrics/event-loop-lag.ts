@@ -1,0 +1,153 @@
+// The process and Node.js default metrics, with the event-loop lag measured by the agent itself.
+//
+// prom-client's default collectors are used as they are (CPU, memory, file descriptors, heap,
+// handles, GC), all but one: its event-loop lag collector, for two reasons measured here.
+//   - Cost. It samples with Node's monitorEventLoopDelay every 10 ms unless told otherwise, and a
+//     sampler wakes the process at every sample, on every node, forever: 10 wakeups a second
+//     cost about 0.15 % of one core (docs/bench.md), a seventh of the agent's whole budget.
+//   - Meaning. Node's histogram records the whole interval between two samples, not how late a
+//     sample was, so an idle loop sampled every 100 ms reads p50 = p99 = 0.1 s. And reset()
+//     also forgets the previous sample's time, so the first sample after each scrape is dropped:
+//     a stall just after a scrape was never seen at all.
+//
+// So the agent samples every EVENT_LOOP_SAMPLE_MS (500 ms) with a timer of its own and records
+// how late each one fired (fire time − due time) in a Node histogram. The families keep
+// prom-client's names, so Node.js dashboards work unchanged, and read 0 for a loop that keeps up.
+//
+// | family                                      | value at a scrape                                    |
+// |---------------------------------------------|------------------------------------------------------|
+// | nodejs_eventloop_lag_seconds                | how long a setImmediate queued at the previous scrape|
+// |                                             | waited to run                                        |
+// | nodejs_eventloop_lag_{min,max,mean}_seconds | of how late the samples since the previous scrape    |
+// |                                             | fired                                                |
+// | nodejs_eventloop_lag_{p50,p90,p99}_seconds  | the same, percentiles                                |
+// | nodejs_eventloop_lag_stddev_seconds         | their standard deviation                             |
+//
+// Each scrape starts the samples afresh, so a value covers the time since the previous scrape. A
+// scrape that finds no sample since the last one (two scrapes closer than 500 ms) leaves the
+// values as they were. Values are in whole microseconds, to three significant digits (Node's
+// histogram keeps three; it records whole nanoseconds, at least 1). What 500 ms does not see: a stall that starts and ends between two due times, so a
+// stall shorter than 500 ms may go unseen; every stall of 500 ms or more delays a sample and shows
+// in full. The agent's own judgements work in seconds (its loops' idle and stuck windows, the
+// relist threshold), so a shorter stall cannot change what it reports.
+import { createRequire } from 'node:module';
+import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
+import { Gauge, type Registry } from 'prom-client';
+import { SystemClock, type Clock, type Timer } from '../clock/clock.ts';
+
+/** How often the event loop is sampled, in ms (see the header for why 500). */
+export const EVENT_LOOP_SAMPLE_MS = 500;
+
+/** prom-client's name for its own event-loop lag collector, the one this file replaces. */
+const PROM_CLIENT_LAG_COLLECTOR = 'eventLoopLag';
+
+type DefaultCollector = (registry: Registry, config: object) => void;
+
+/**
+ * Registers prom-client's default process and Node.js collectors on `registry`, except its
+ * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on the system
+ * clock for the life of the process; its timer does not keep the process alive.
+ */
+export function collectProcessMetrics(registry: Registry, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
+  // prom-client exports collectDefaultMetrics() whole; its collectors are one module each, named
+  // by its metricsList. Loading them by that list keeps any collector a later version adds.
+  const require = createRequire(import.meta.url);
+  const { metricsList } = require('prom-client/lib/defaultMetrics.js') as { metricsList: readonly string[] };
+  if (!metricsList.includes(PROM_CLIENT_LAG_COLLECTOR)) {
+    throw new Error(`prom-client's default collectors no longer include ${PROM_CLIENT_LAG_COLLECTOR}: ${metricsList.join(', ')}`);
+  }
+  for (const name of metricsList) {
+    if (name === PROM_CLIENT_LAG_COLLECTOR) continue;
+    const collector = require(`prom-client/lib/metrics/${name}.js`) as DefaultCollector;
+    collector(registry, {});
+  }
+  const clock = new SystemClock();
+  const sampler = new EventLoopLagSampler(clock, sampleMs);
+  sampler.start();
+  registerEventLoopLag(registry, sampler.lateness, clock, sampleMs);
+}
+
+/** Fires every `intervalMs` and records how late each firing was, in nanoseconds. */
+export class EventLoopLagSampler {
+  /** How late each sample fired, ns (at least 1: the histogram takes no 0). */
+  readonly lateness: RecordableHistogram = createHistogram();
+  readonly #clock: Clock;
+  readonly #intervalMs: number;
+  #timer: Timer | undefined;
+
+  constructor(clock: Clock, intervalMs: number) {
+    if (!(intervalMs > 0)) throw new RangeError(`intervalMs: ${intervalMs} must be a positive number of milliseconds`);
+    this.#clock = clock;
+    this.#intervalMs = intervalMs;
+  }
+
+  start(): void {
+    if (this.#timer === undefined) this.#schedule(this.#clock.monotonicMs() + this.#intervalMs);
+  }
+
+  stop(): void {
+    this.#timer?.cancel();
+    this.#timer = undefined;
+  }
+
+  #schedule(dueMs: number): void {
+    this.#timer = this.#clock.after(
+      dueMs - this.#clock.monotonicMs(),
+      () => {
+        const now = this.#clock.monotonicMs();
+        this.lateness.record(Math.max(1, Math.round((now - dueMs) * 1e6)));
+        this.#schedule(now + this.#intervalMs);
+      },
+      { keepsProcessAlive: false },
+    );
+  }
+}
+
+/** What the lag gauges read: a histogram of lateness in nanoseconds (Node's, or a test's). */
+export interface LatenessHistogram {
+  readonly count: number;
+  readonly min: number;
+  readonly max: number;
+  readonly mean: number;
+  readonly stddev: number;
+  percentile(percentile: number): number;
+  reset(): void;
+}
+
+/** The lag gauges over `lateness`; `clock` times the setImmediate wait. */
+export function registerEventLoopLag(registry: Registry, lateness: LatenessHistogram, clock: Clock, sampleMs: number): void {
+  const registers = [registry];
+  const seconds = (ns: number): number => Math.floor(ns / 1e3) / 1e6;
+  const gauge = (suffix: string, help: string): Gauge =>
+    new Gauge({ name: `nodejs_eventloop_lag_${suffix}_seconds`, help, registers });
+
+  // Registered first: its collect() sets the other gauges, and a scrape reads the families in
+  // the order they were registered.
+  let immediateWaitMs = 0;
+  new Gauge({
+    name: 'nodejs_eventloop_lag_seconds',
+    help: 'How long a callback queued with setImmediate at the previous scrape waited to run, in seconds.',
+    registers,
+    collect() {
+      this.set(immediateWaitMs / 1000);
+      const queuedMs = clock.monotonicMs();
+      setImmediate(() => {
+        immediateWaitMs = clock.monotonicMs() - queuedMs;
+      });
+      if (lateness.count === 0) return;
+      min.set(seconds(lateness.min));
+      max.set(seconds(lateness.max));
+      mean.set(seconds(lateness.mean));
+      stddev.set(seconds(lateness.stddev));
+      for (const { p, gauge: g } of percentiles) g.set(seconds(lateness.percentile(p)));
+      lateness.reset();
+    },
+  });
+
+  const what = `how late the event loop ran a timer due every ${sampleMs} ms, since the last scrape, in seconds`;
+  const min = gauge('min', `The least of ${what}.`);
+  const max = gauge('max', `The most of ${what}.`);
+  const mean = gauge('mean', `The mean of ${what}.`);
+  const stddev = gauge('stddev', `The standard deviation of ${what}.`);
+  const percentiles = ([50, 90, 99] as const).map((p) => ({ p, gauge: gauge(`p${p}`, `The ${p}th percentile of ${what}.`) }));
+}
