@@ -18,10 +18,11 @@
 // Bounds: header size, header and request timeouts, keep-alive and the number of connections are
 // all capped (HttpServerOptions). Failure modes: a dependency that throws gives that request a
 // 500 with the error's message and is reported through onError; it never crashes the server.
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Liveness } from '../liveness/liveness.ts';
 import { exposition } from '../metrics/exposition.ts';
+import { http } from '../node-http.ts';
 import { livezChecks, renderHealth, type HealthCheck } from './health-report.ts';
 import type { StatusSnapshot } from './status-snapshot.ts';
 
@@ -75,7 +76,7 @@ function text(status: number, body: string, headers?: Readonly<Record<string, st
 
 export function createHttpServer(deps: HttpDeps, options: HttpServerOptions = {}): Server {
   const maxBody = options.maxBodyBytes ?? 1024;
-  const server = createServer({ maxHeaderSize: options.maxHeaderBytes ?? 8192 }, (req, res) => {
+  const server = http.createServer({ maxHeaderSize: options.maxHeaderBytes ?? 8192 }, (req, res) => {
     void serve(deps, maxBody, req, res);
   });
   server.headersTimeout = options.headersTimeoutMs ?? 10_000;

@@ -18,10 +18,11 @@
 // For the fleet reader, list is a GET with a query, and watch will be a second reader of
 // #exchange's response that parses lines as they stream instead of buffering: the request
 // core (URL, headers, TLS, timeout, abort, error mapping) is shared.
-import http, { type IncomingMessage } from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Clock } from '../clock/clock.ts';
 import { wallMs } from '../clock/clock.ts';
+import { http } from '../node-http.ts';
 import { VERSION } from '../version.ts';
 import { BearerToken } from './bearer-token.ts';
 import { errorFromBadBody, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
@@ -80,7 +81,7 @@ export class KubeClient {
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
   readonly #token: BearerToken;
-  readonly #agent: http.Agent;
+  readonly #agent: HttpAgent;
   readonly #https: boolean;
 
   constructor(options: KubeClientOptions) {

@@ -24,12 +24,13 @@
 //
 // A relist after an error replays as events: objects that vanished are reported DELETED, every
 // listed object ADDED or MODIFIED, so a consumer that counts on events never misses a change.
-import http from 'node:http';
+import type { Agent as HttpAgent } from 'node:http';
 import https from 'node:https';
 import type { Clock } from '../clock/clock.ts';
 import { wallMs } from '../clock/clock.ts';
 import type { Logger } from '../log/logger.ts';
 import { FailureRun } from '../log/failure-run.ts';
+import { http } from '../node-http.ts';
 import { VERSION } from '../version.ts';
 import { BearerToken } from './bearer-token.ts';
 import { errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
@@ -140,7 +141,7 @@ function streamWatch<T>(
   url: URL,
   headers: Record<string, string>,
   secure: boolean,
-  agent: http.Agent,
+  agent: HttpAgent,
   clock: Clock,
   signal: AbortSignal,
   idleMs: number,
