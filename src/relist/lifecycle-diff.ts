@@ -11,7 +11,9 @@
 //
 // CRI `CREATED` maps to unknown, as kubelet does ("kubelet doesn't use the created state"), and
 // so does any enum value this version does not know. A sandbox READY is running and NOTREADY is
-// exited. The diff is pure; ordering is stable (sandboxes first, then containers, by id).
+// exited. The diff is pure; ordering is stable (sandboxes first, then containers, by id). It is the
+// reference: the relister runs its incremental form, lifecycle-tracker.ts, which a property test
+// holds to it.
 import type { Container, PodSandbox } from '../cri/types.ts';
 
 export type PlegState = 'running' | 'exited' | 'unknown' | 'non-existent';

@@ -19,7 +19,8 @@ import type { Clock } from '../clock/clock.ts';
 import { toFault, type CriFault, type CriFaultCode } from '../cri/cri-error.ts';
 import type { Container, PodSandbox, RuntimeClient } from '../cri/types.ts';
 import { EventBuffer } from './event-buffer.ts';
-import { diffSnapshots, EMPTY_SNAPSHOT, snapshotOf, type LifecycleEvent, type Snapshot } from './lifecycle-diff.ts';
+import type { LifecycleEvent } from './lifecycle-diff.ts';
+import { LifecycleTracker } from './lifecycle-tracker.ts';
 import { createRelistLedger, type RelistLedgerReader, type RelistLedgerWriter, type Stamp } from './relist-ledger.ts';
 
 export interface RelistCounts {
@@ -63,7 +64,8 @@ export class Relister {
   readonly #writer: RelistLedgerWriter;
   readonly #options: RelisterOptions;
   readonly #events: EventBuffer<RecordedEvent>;
-  #previous: Snapshot | undefined;
+  readonly #lifecycle = new LifecycleTracker();
+  #succeeded = false;
   #counts: RelistCounts | undefined;
 
   constructor(options: RelisterOptions) {
@@ -82,9 +84,10 @@ export class Relister {
     let outcome: RelistOutcome;
     try {
       const listing = await client.relist(signal === undefined ? { deadlineMs } : { deadlineMs, signal });
-      const current = snapshotOf(listing.sandboxes, listing.containers);
-      const events = this.#previous === undefined ? [] : diffSnapshots(this.#previous, current);
-      this.#previous = current;
+      const moved = this.#lifecycle.update(listing.sandboxes, listing.containers);
+      // The first success is the baseline: what it lists was not seen to start.
+      const events = this.#succeeded ? moved : [];
+      this.#succeeded = true;
       this.#counts = countListing(listing.sandboxes, listing.containers);
       this.#writer.succeeded(began);
       for (const event of events) this.#events.push({ ...event, seenWallMicros: began.wallMicros });
@@ -116,7 +119,7 @@ export class Relister {
 
   /** Ids known from the last successful relist (empty before one). */
   get knownIds(): number {
-    return (this.#previous ?? EMPTY_SNAPSHOT).size;
+    return this.#lifecycle.size;
   }
 }
 
