@@ -34,7 +34,6 @@ const LINES: ReadonlyArray<{ what: string; code: string }> = [
   },
   { what: 'pino', code: "await import('pino');" },
   { what: 'prom-client', code: "await import('prom-client');" },
-  { what: 'zod', code: "await import('zod');" },
   { what: 'yaml', code: "await import('yaml');" },
   { what: '@kubernetes/client-node/dist/config_types.js (kube/ config)', code: "await import('@kubernetes/client-node/dist/config_types.js');" },
   { what: 'every agent module (dist/src/cli/agent-command.js)', code: "await import('./dist/src/cli/agent-command.js');" },

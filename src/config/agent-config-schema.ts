@@ -1,10 +1,30 @@
-// THE schema of `nodepulse agent`'s config: one zod object over every key of
+// THE schema of `nodepulse agent`'s config: one plain validator over every key of
 // agent-config-keys.ts, its cross-field rules, and the parsed AgentConfig it yields.
 //
 // Input: one raw value per key, as the loader merged it from flags, env, file and defaults
-// (strings from flags and env; strings, numbers or booleans from a file; undefined when unset).
+// (strings from flags and env; strings, numbers, booleans, null, lists or mappings from a file;
+// undefined when unset).
 // Output: AgentConfig, in which every duration is milliseconds under a name ending in `Ms`
 // (relistDeadline → relistDeadlineMs) and the message size is bytes (maxMessageSizeBytes).
+//
+// Rules of a single key (each key has exactly one; the first that fails is its issue):
+//
+// | key(s)                  | valid when                                                       |
+// |-------------------------|------------------------------------------------------------------|
+// | nodeName                | set, a string, a DNS subdomain                                   |
+// | leaseNamespace          | set, a string, a DNS label, not kube-node-lease                  |
+// | criEndpoint             | unset, or a string `unix:///…` whose path fits sun_path (107 B)  |
+// | kubeconfig              | unset, or a non-empty string                                     |
+// | httpAddress             | a string that is host:port (host-port.ts)                        |
+// | every duration          | a string (a bare number has no unit) in Go's syntax, a whole     |
+// |                         | number of ms, more than 0 (startupGrace may be 0), at most 24h   |
+// | leaseDuration           | also whole seconds                                               |
+// | maxMessageSize          | a byte size (byte-size.ts) from 1Ki to 2^31 - 1                  |
+// | nodeCondition           | a boolean, or a string Go's strconv.ParseBool reads              |
+// | logLevel                | one of LOG_LEVELS                                                |
+//
+// renewInterval and stuckWindow may be unset: they are then derived (leaseDuration × 0.25,
+// relistDeadline + 30s) before the cross-field rules run, and a message shows how.
 //
 // Rules that span keys, and why each holds (DESIGN.md "Defaults"):
 //
@@ -29,14 +49,21 @@
 // Status every 5 s with a far longer request timeout. What a long Status deadline can break is
 // the poller's own liveness, hence statusDeadline < stuckWindow.
 //
-// Failure modes: a bad value becomes a zod issue whose message is the rule ("shorter than
-// relistThreshold (3m0s)"); the loader renders it as `key: value must be rule`. Cross-field rules
-// run only once every single key is valid, so one typo yields one line, not a cascade.
-import { z } from 'zod';
+// Written by hand, without a schema library: the config is validated once at start-up, and a
+// library loaded for that stays resident for the agent's whole life (zod cost about 7 MiB of RSS
+// in an agent held to 100 MiB; modules cannot be unloaded).
+//
+// Failure modes: a bad value becomes an AgentConfigIssue whose rule is the message's tail
+// ("shorter than relistThreshold (3m0s)"); the loader renders it as `key: value must be rule`.
+// Issues come in key order (agent-config-keys.ts), then in the order of the table above. Cross-field
+// rules run only once every single key is valid, so one typo yields one line, not a cascade; every
+// broken cross-field rule is reported at once. A key that should have a value and has none (the
+// loader supplies a default for it) throws: that is a bug in the loader, not bad input.
 import { LOG_LEVELS, type LogLevel } from '../log/logger.ts';
 import { parseByteSize, formatByteSize } from './byte-size.ts';
 import { formatDuration, parseDuration } from './duration.ts';
 import { parseHostPort } from './host-port.ts';
+import { AGENT_CONFIG_KEYS, type AgentConfigKey } from './agent-config-keys.ts';
 
 export interface AgentConfig {
   readonly nodeName: string;
@@ -88,110 +115,151 @@ const DNS_LABEL = /^(?=.{1,63}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const GO_TRUE = ['1', 't', 'T', 'TRUE', 'true', 'True'];
 const GO_FALSE = ['0', 'f', 'F', 'FALSE', 'false', 'False'];
 
+
+/** One broken rule: the loader renders it as `key: value must be rule`. */
+export interface AgentConfigIssue {
+  readonly key: AgentConfigKey;
+  /** What the value must be, e.g. `a duration such as 500ms, 10s or 3m`. */
+  readonly rule: string;
+  /**
+   * Cross-field rules only: the value as the line shows it, in place of the raw value and its
+   * source (a derived default reads `10s (leaseDuration × 0.25)`).
+   */
+  readonly shown?: string;
+}
+
+export type AgentConfigValidation =
+  | { readonly ok: true; readonly config: AgentConfig }
+  | { readonly ok: false; readonly issues: readonly AgentConfigIssue[] };
+
+/** The raw merged value of every key; an unset key is present as undefined. */
+export type RawAgentConfig = Readonly<Record<AgentConfigKey, unknown>>;
+
+/** A single key's verdict: its parsed value, or the rule its raw value breaks. */
+type Checked<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly rule: string };
+type Check<T> = (raw: unknown) => Checked<T>;
+
+function valid<T>(value: T): Checked<T> {
+  return { ok: true, value };
+}
+
+function invalid(rule: string): { readonly ok: false; readonly rule: string } {
+  return { ok: false, rule };
+}
+
 /** A duration as parsed: milliseconds, and the text to show in a message. */
 interface Timed {
   readonly ms: number;
   readonly text: string;
 }
 
-/** Zod issue params: `shown` replaces the raw value in the rendered line (cross-field rules). */
-export interface AgentConfigIssueParams {
-  readonly shown: string;
-}
-
-type Ctx = z.core.$RefinementCtx;
-
-function fail(ctx: Ctx, rule: string): never {
-  ctx.addIssue({ code: 'custom', message: rule });
-  return z.NEVER;
-}
-
 const DURATION_EXAMPLE = 'a duration such as 500ms, 10s or 3m';
 
-function duration(options: { allowZero?: boolean; wholeSeconds?: boolean } = {}) {
-  return z.unknown().transform((raw, ctx): Timed | undefined => {
-    if (raw === undefined) return undefined;
-    if (typeof raw === 'number') return fail(ctx, `${DURATION_EXAMPLE} (a bare number has no unit)`);
-    if (typeof raw !== 'string') return fail(ctx, DURATION_EXAMPLE);
+/** A Go-style duration string; unset stays undefined (the loader gives every duration a default or derives it). */
+function duration(options: { allowZero?: boolean; wholeSeconds?: boolean } = {}): Check<Timed | undefined> {
+  return (raw) => {
+    if (raw === undefined) return valid(undefined);
+    if (typeof raw === 'number') return invalid(`${DURATION_EXAMPLE} (a bare number has no unit)`);
+    if (typeof raw !== 'string') return invalid(DURATION_EXAMPLE);
     const ms = parseDuration(raw);
-    if (ms === undefined) return fail(ctx, DURATION_EXAMPLE);
-    if (!Number.isInteger(ms)) return fail(ctx, 'a whole number of milliseconds');
-    if (ms === 0 && options.allowZero !== true) return fail(ctx, 'longer than 0s');
-    if (ms > MAX_DURATION_MS) return fail(ctx, `at most ${formatDuration(MAX_DURATION_MS)}`);
-    if (options.wholeSeconds === true && ms % 1000 !== 0) return fail(ctx, 'a whole number of seconds (leaseDurationSeconds is an integer)');
-    return { ms, text: raw };
-  });
+    if (ms === undefined) return invalid(DURATION_EXAMPLE);
+    if (!Number.isInteger(ms)) return invalid('a whole number of milliseconds');
+    if (ms === 0 && options.allowZero !== true) return invalid('longer than 0s');
+    if (ms > MAX_DURATION_MS) return invalid(`at most ${formatDuration(MAX_DURATION_MS)}`);
+    if (options.wholeSeconds === true && ms % 1000 !== 0) return invalid('a whole number of seconds (leaseDurationSeconds is an integer)');
+    return valid({ ms, text: raw });
+  };
 }
 
-function text(rule: (value: string, ctx: Ctx) => void, whenUnset?: string) {
-  return z.unknown().transform((raw, ctx): string | undefined => {
-    if (raw === undefined || raw === '') {
-      if (whenUnset !== undefined) return fail(ctx, whenUnset);
-      if (raw === undefined) return undefined;
-    }
-    if (typeof raw !== 'string') return fail(ctx, 'a string');
-    rule(raw, ctx);
-    return raw;
-  });
+/**
+ * A string that passes `rule` (which returns what it must be, or undefined when it is fine).
+ * With `whenUnset`, unset and "" are that issue; without, unset stays undefined and "" meets `rule`.
+ */
+function text(rule: (value: string) => string | undefined, whenUnset?: string): Check<string | undefined> {
+  return (raw) => {
+    if ((raw === undefined || raw === '') && whenUnset !== undefined) return invalid(whenUnset);
+    if (raw === undefined) return valid(undefined);
+    if (typeof raw !== 'string') return invalid('a string');
+    const broken = rule(raw);
+    return broken === undefined ? valid(raw) : invalid(broken);
+  };
 }
 
-const fields = {
-  nodeName: text((v, ctx) => {
-    if (!DNS_SUBDOMAIN.test(v)) {
-      fail(ctx, "a DNS subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)");
-    }
-  }, 'set (--node-name or NODE_NAME)'),
-  criEndpoint: text((v, ctx) => {
-    if (!v.startsWith('unix:///')) fail(ctx, 'a unix:// URL with an absolute socket path, such as unix:///run/containerd/containerd.sock');
-    else if (Buffer.byteLength(v.slice('unix://'.length)) > MAX_SOCKET_PATH_BYTES) {
-      fail(ctx, `a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes (the kernel's sun_path limit)`);
-    }
-  }).optional(),
-  kubeconfig: text((v, ctx) => {
-    if (v === '') fail(ctx, 'a file path');
-  }).optional(),
-  leaseNamespace: text((v, ctx) => {
-    if (!DNS_LABEL.test(v)) {
-      fail(ctx, "a DNS label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)");
-    } else if (v === 'kube-node-lease') fail(ctx, 'a namespace other than kube-node-lease (the kubelet owns the leases there)');
-  }, 'set (--lease-namespace or POD_NAMESPACE)'),
+function nodeName(value: string): string | undefined {
+  if (DNS_SUBDOMAIN.test(value)) return undefined;
+  return "a DNS subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)";
+}
+
+function criEndpoint(value: string): string | undefined {
+  if (!value.startsWith('unix:///')) return 'a unix:// URL with an absolute socket path, such as unix:///run/containerd/containerd.sock';
+  if (Buffer.byteLength(value.slice('unix://'.length)) > MAX_SOCKET_PATH_BYTES) {
+    return `a socket path of at most ${MAX_SOCKET_PATH_BYTES} bytes (the kernel's sun_path limit)`;
+  }
+  return undefined;
+}
+
+function kubeconfig(value: string): string | undefined {
+  return value === '' ? 'a file path' : undefined;
+}
+
+function leaseNamespace(value: string): string | undefined {
+  if (!DNS_LABEL.test(value)) return "a DNS label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)";
+  if (value === 'kube-node-lease') return 'a namespace other than kube-node-lease (the kubelet owns the leases there)';
+  return undefined;
+}
+
+function httpAddress(value: string): string | undefined {
+  return parseHostPort(value) === undefined ? 'host:port such as 0.0.0.0:9356, :9356 or [::1]:9356' : undefined;
+}
+
+function maxMessageSize(raw: unknown): Checked<number> {
+  const bytes = typeof raw === 'string' || typeof raw === 'number' ? parseByteSize(raw) : undefined;
+  if (bytes === undefined) return invalid('a byte size such as 16777216 or 16Mi');
+  if (bytes < MIN_MESSAGE_BYTES || bytes > MAX_MESSAGE_BYTES) {
+    return invalid(`between ${formatByteSize(MIN_MESSAGE_BYTES)} and ${MAX_MESSAGE_BYTES} bytes (gRPC takes a 32-bit limit)`);
+  }
+  return valid(bytes);
+}
+
+function nodeCondition(raw: unknown): Checked<boolean> {
+  if (typeof raw === 'boolean') return valid(raw);
+  if (typeof raw === 'string' && GO_TRUE.includes(raw)) return valid(true);
+  if (typeof raw === 'string' && GO_FALSE.includes(raw)) return valid(false);
+  return invalid('true or false');
+}
+
+function logLevel(raw: unknown): Checked<LogLevel> {
+  const level = LOG_LEVELS.find((l) => l === raw);
+  return level === undefined ? invalid(`one of ${LOG_LEVELS.join(', ')}`) : valid(level);
+}
+
+/** The single-key rules, one check per key. */
+const CHECKS = {
+  nodeName: text(nodeName, 'set (--node-name or NODE_NAME)'),
+  criEndpoint: text(criEndpoint),
+  kubeconfig: text(kubeconfig),
+  leaseNamespace: text(leaseNamespace, 'set (--lease-namespace or POD_NAMESPACE)'),
   leaseDuration: duration({ wholeSeconds: true }),
-  renewInterval: duration().optional(),
+  renewInterval: duration(),
   leaseRecheck: duration(),
   relistPeriod: duration(),
   relistThreshold: duration(),
   relistDeadline: duration(),
   idleWindow: duration(),
-  stuckWindow: duration().optional(),
-  maxMessageSize: z.unknown().transform((raw, ctx): number => {
-    const bytes = typeof raw === 'string' || typeof raw === 'number' ? parseByteSize(raw) : undefined;
-    if (bytes === undefined) return fail(ctx, 'a byte size such as 16777216 or 16Mi');
-    if (bytes < MIN_MESSAGE_BYTES || bytes > MAX_MESSAGE_BYTES) {
-      return fail(ctx, `between ${formatByteSize(MIN_MESSAGE_BYTES)} and ${MAX_MESSAGE_BYTES} bytes (gRPC takes a 32-bit limit)`);
-    }
-    return bytes;
-  }),
+  stuckWindow: duration(),
+  maxMessageSize,
   statusPeriod: duration(),
   statusDeadline: duration(),
   apiTimeout: duration(),
   conditionRefresh: duration(),
-  nodeCondition: z.unknown().transform((raw, ctx): boolean => {
-    if (typeof raw === 'boolean') return raw;
-    if (typeof raw === 'string' && GO_TRUE.includes(raw)) return true;
-    if (typeof raw === 'string' && GO_FALSE.includes(raw)) return false;
-    return fail(ctx, 'true or false');
-  }),
-  httpAddress: text((v, ctx) => {
-    if (parseHostPort(v) === undefined) fail(ctx, 'host:port such as 0.0.0.0:9356, :9356 or [::1]:9356');
-  }),
+  nodeCondition,
+  httpAddress: text(httpAddress),
   startupGrace: duration({ allowZero: true }),
-  logLevel: z.unknown().transform((raw, ctx): LogLevel => {
-    const level = LOG_LEVELS.find((l) => l === raw);
-    return level ?? fail(ctx, `one of ${LOG_LEVELS.join(', ')}`);
-  }),
-};
+  logLevel,
+} satisfies { readonly [K in AgentConfigKey]: Check<unknown> };
 
-type Parsed = z.output<z.ZodObject<typeof fields>>;
+/** Every key, each past its single-key rule. */
+type Parsed = { readonly [K in AgentConfigKey]: (typeof CHECKS)[K] extends Check<infer T> ? T : never };
 
 /** Every key, validated, with the derived defaults filled in. */
 interface Resolved extends Omit<Parsed, 'renewInterval' | 'stuckWindow'> {
@@ -199,10 +267,32 @@ interface Resolved extends Omit<Parsed, 'renewInterval' | 'stuckWindow'> {
   readonly stuckWindow: Timed;
 }
 
+type DurationKey = {
+  [K in keyof Resolved]-?: Resolved[K] extends Timed | undefined ? (Resolved[K] extends string | undefined ? never : K) : never;
+}[keyof Resolved];
+
 function need<T>(value: T | undefined, key: string): T {
   // The loader supplies a default for every key that needs one; reaching this is a bug there.
   if (value === undefined) throw new Error(`config key ${key} has no value and no default`);
   return value;
+}
+
+/** Raw merged values in; AgentConfig out, or every issue found. */
+export function validateAgentConfig(raw: RawAgentConfig): AgentConfigValidation {
+  const issues: AgentConfigIssue[] = [];
+  const parsed: Partial<Record<AgentConfigKey, unknown>> = {};
+  for (const key of AGENT_CONFIG_KEYS) {
+    const checked = CHECKS[key](raw[key]);
+    if (checked.ok) parsed[key] = checked.value;
+    else issues.push({ key, rule: checked.rule });
+  }
+  if (issues.length > 0) return { ok: false, issues };
+
+  // Every key passed its check above, so each holds its check's value.
+  const resolved = resolve(parsed as Parsed);
+  const broken = crossRuleIssues(resolved);
+  if (broken.length > 0) return { ok: false, issues: broken };
+  return { ok: true, config: toAgentConfig(resolved) };
 }
 
 function resolve(p: Parsed): Resolved {
@@ -217,16 +307,12 @@ function resolve(p: Parsed): Resolved {
   };
 }
 
-type DurationKey = {
-  [K in keyof Resolved]-?: Resolved[K] extends Timed | undefined ? (Resolved[K] extends string | undefined ? never : K) : never;
-}[keyof Resolved];
-
-function crossRules(r: Resolved, ctx: Ctx): void {
+/** Every cross-field rule of the table at the top, in its order; each broken one is an issue. */
+function crossRuleIssues(r: Resolved): AgentConfigIssue[] {
+  const issues: AgentConfigIssue[] = [];
   const t = (key: DurationKey): Timed => need(r[key], key);
   const rule = (key: DurationKey, ok: boolean, message: string): void => {
-    if (ok) return;
-    const params: AgentConfigIssueParams = { shown: t(key).text };
-    ctx.addIssue({ code: 'custom', path: [key], message, params });
+    if (!ok) issues.push({ key, rule: message, shown: t(key).text });
   };
   const shorter = (a: DurationKey, b: DurationKey): void => rule(a, t(a).ms < t(b).ms, `shorter than ${b} (${t(b).text})`);
   const longer = (a: DurationKey, b: DurationKey): void => rule(a, t(a).ms > t(b).ms, `longer than ${b} (${t(b).text})`);
@@ -246,6 +332,7 @@ function crossRules(r: Resolved, ctx: Ctx): void {
   shorter('statusDeadline', 'stuckWindow');
   shorter('apiTimeout', 'stuckWindow');
   rule('apiTimeout', t('apiTimeout').ms <= t('leaseDuration').ms, `no longer than leaseDuration (${t('leaseDuration').text})`);
+  return issues;
 }
 
 function toAgentConfig(r: Resolved): AgentConfig {
@@ -278,6 +365,3 @@ function toAgentConfig(r: Resolved): AgentConfig {
     logLevel: r.logLevel,
   };
 }
-
-/** The one schema: raw merged values in, AgentConfig out. Unknown keys are issues. */
-export const agentConfigSchema = z.strictObject(fields).transform(resolve).superRefine(crossRules).transform(toAgentConfig);

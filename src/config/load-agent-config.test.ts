@@ -84,6 +84,17 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     { argv: [...N, '--http-address', 'localhost:99999'], line: 'httpAddress: localhost:99999 must be host:port such as 0.0.0.0:9356, :9356 or [::1]:9356 (from --http-address)' },
     { argv: [...N, '--node-condition=maybe'], line: 'nodeCondition: maybe must be true or false (from --node-condition)' },
     { argv: [...N, '--log-level', 'verbose'], line: 'logLevel: verbose must be one of fatal, error, warn, info, debug, trace, silent (from --log-level)' },
+    { argv: [...N, '--lease-namespace='], line: 'leaseNamespace: "" must be set (--lease-namespace or POD_NAMESPACE) (from --lease-namespace)' },
+    { argv: [...N, '--lease-duration', '0'], line: 'leaseDuration: 0 must be longer than 0s (from --lease-duration)' },
+    { argv: [...N, '--condition-refresh', '24h0m0.001s'], line: 'conditionRefresh: 24h0m0.001s must be at most 24h0m0s (from --condition-refresh)' },
+    {
+      argv: [...N, '--max-message-size', '1023'],
+      line: 'maxMessageSize: 1023 must be between 1Ki and 2147483647 bytes (gRPC takes a 32-bit limit) (from --max-message-size)',
+    },
+    {
+      argv: [...N, '--max-message-size', '2147483648'],
+      line: 'maxMessageSize: 2147483648 must be between 1Ki and 2147483647 bytes (gRPC takes a 32-bit limit) (from --max-message-size)',
+    },
     // Cross-field rules.
     { argv: [...N, '--relist-deadline', '5m'], line: 'relistDeadline: 5m must be shorter than relistThreshold (3m0s)' },
     { argv: [...N, '--relist-deadline', '3m'], line: 'relistDeadline: 3m must be shorter than relistThreshold (3m0s)' },
@@ -106,6 +117,11 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     { argv: [...N, '--status-period', '30s'], line: 'statusPeriod: 30s must be shorter than idleWindow (30s)' },
     { argv: [...N, '--status-deadline', '90s'], line: 'statusDeadline: 90s must be shorter than stuckWindow (1m30s (relistDeadline + 30s))' },
     { argv: [...N, '--api-timeout', '41s'], line: 'apiTimeout: 41s must be no longer than leaseDuration (40s)' },
+    {
+      argv: [...N, '--renew-interval', '28847ms'],
+      line: 'renewInterval: 28847ms must be shorter than idleWindow (30s) with 4% jitter added, or the lease loop reads as stalled between renewals',
+    },
+    { argv: [...N, '--stuck-window', '1m1s', '--status-deadline', '1m1s'], line: 'statusDeadline: 1m1s must be shorter than stuckWindow (1m1s)' },
     {
       argv: [...N, '--api-timeout', '2m', '--lease-duration', '3m', '--renew-interval', '10s'],
       line: 'apiTimeout: 2m must be shorter than stuckWindow (1m30s (relistDeadline + 30s))',
@@ -141,6 +157,45 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
       'leaseRecheck: 1s must be shorter than idleWindow (1s)',
       'statusPeriod: 5s must be shorter than idleWindow (1s)',
     ]);
+  });
+
+  it('runs the cross-field rules only once every single key is valid: one typo, one line', () => {
+    assert.deepEqual(errorsOf([...N, '--relist-deadline', '5m', '--log-level', 'loud']), [
+      'logLevel: loud must be one of fatal, error, warn, info, debug, trace, silent (from --log-level)',
+    ]);
+  });
+
+  it('a value from the file of the wrong type: its exact line', () => {
+    const file = '/etc/nodepulse/config.yaml';
+    const rows: ReadonlyArray<{ yaml: string; line: string }> = [
+      { yaml: 'criEndpoint: 5\n', line: 'criEndpoint: 5 must be a string' },
+      { yaml: 'kubeconfig: [a]\n', line: 'kubeconfig: ["a"] must be a string' },
+      { yaml: 'leaseNamespace: ""\n', line: 'leaseNamespace: "" must be set (--lease-namespace or POD_NAMESPACE)' },
+      { yaml: 'httpAddress: 9356\n', line: 'httpAddress: 9356 must be a string' },
+      { yaml: 'relistPeriod: null\n', line: 'relistPeriod: null must be a duration such as 500ms, 10s or 3m' },
+      { yaml: 'maxMessageSize: true\n', line: 'maxMessageSize: true must be a byte size such as 16777216 or 16Mi' },
+      { yaml: 'nodeCondition: 1\n', line: 'nodeCondition: 1 must be true or false' },
+    ];
+    for (const row of rows) {
+      assert.deepEqual(errorsOf([...N, '--config', file], {}, { [file]: row.yaml }), [`${row.line} (from config file ${file})`], row.yaml);
+    }
+  });
+
+  it('accepts the edges of every range', () => {
+    assert.equal(configOf([...N, '--startup-grace', '0']).config.startupGraceMs, 0, 'startupGrace may be 0');
+    assert.equal(configOf([...N, '--startup-grace', '0s']).config.startupGraceMs, 0);
+    assert.equal(configOf([...N, '--condition-refresh', '24h']).config.conditionRefreshMs, 86_400_000, 'at most 24h');
+    assert.equal(configOf([...N, '--relist-period', '0.5s']).config.relistPeriodMs, 500);
+    assert.equal(configOf([...N, '--max-message-size', '1Ki']).config.maxMessageSizeBytes, 1024);
+    assert.equal(configOf([...N, '--max-message-size', '2147483647']).config.maxMessageSizeBytes, 2_147_483_647);
+    assert.equal(configOf([...N, '--renew-interval', '28846ms']).config.renewIntervalMs, 28_846, '28846 × 1.04 < 30000');
+    assert.equal(configOf([...N, '--stuck-window', '1m0s1ms']).config.stuckWindowMs, 60_001, 'one ms past relistDeadline');
+  });
+
+  it("reads a boolean as Go's strconv.ParseBool does, and nothing else", () => {
+    for (const text of ['1', 't', 'T', 'TRUE', 'true', 'True']) assert.equal(configOf([...N, `--node-condition=${text}`]).config.nodeCondition, true, text);
+    for (const text of ['0', 'f', 'F', 'FALSE', 'false', 'False']) assert.equal(configOf([...N, `--node-condition=${text}`]).config.nodeCondition, false, text);
+    assert.deepEqual(errorsOf([...N, '--node-condition=tRUE']), ['nodeCondition: tRUE must be true or false (from --node-condition)']);
   });
 
   it('the defaults alone, with a node name, pass every rule', () => {

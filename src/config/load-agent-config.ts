@@ -1,6 +1,6 @@
-// Loads `nodepulse agent`'s config from its four sources, validates it once with the one schema,
-// and either returns AgentConfig or one line per problem. It never throws and never exits: the
-// CLI prints the lines to stderr and exits 2.
+// Loads `nodepulse agent`'s config from its four sources, validates it once with the one schema
+// (agent-config-schema.ts), and either returns AgentConfig or one line per problem. It never
+// throws and never exits: the CLI prints the lines to stderr and exits 2.
 //
 // Precedence, highest first (a key takes its value from the first source that sets it):
 //   1. flags:    --relist-deadline 5m, --relist-deadline=5m; booleans --node-condition or
@@ -25,8 +25,7 @@
 // and its value instead. Values are shown as given, quoted when empty or not a plain token, and
 // cut at 80 characters so that a pasted blob cannot flood the terminal.
 import { parse as parseYaml } from 'yaml';
-import type { AgentConfig, AgentConfigIssueParams } from './agent-config-schema.ts';
-import { agentConfigSchema } from './agent-config-schema.ts';
+import { validateAgentConfig, type AgentConfig, type AgentConfigIssue, type RawAgentConfig } from './agent-config-schema.ts';
 import { AGENT_CONFIG_SPECS, isAgentConfigKey, type AgentConfigKey } from './agent-config-keys.ts';
 
 export interface LoadAgentConfigInput {
@@ -98,14 +97,13 @@ function load(input: LoadAgentConfigInput): LoadAgentConfigResult {
   if (errors.length > 0) return { ok: false, errors };
 
   // Every key is present, unset ones as undefined, so that a required key's rule runs.
-  const raw: Record<string, unknown> = {};
-  for (const spec of AGENT_CONFIG_SPECS) raw[spec.key] = merged.get(spec.key)?.value;
-  const result = agentConfigSchema.safeParse(raw);
-  if (!result.success) return { ok: false, errors: result.error.issues.map((issue) => renderIssue(issue, merged)) };
+  const raw = Object.fromEntries(AGENT_CONFIG_SPECS.map((spec) => [spec.key, merged.get(spec.key)?.value])) as RawAgentConfig;
+  const result = validateAgentConfig(raw);
+  if (!result.ok) return { ok: false, errors: result.issues.map((issue) => renderIssue(issue, merged)) };
 
   const sources = {} as Record<AgentConfigKey, string>;
   for (const spec of AGENT_CONFIG_SPECS) sources[spec.key] = merged.get(spec.key)?.source ?? 'default';
-  return { ok: true, config: result.data, printConfig: flags.printConfig, sources };
+  return { ok: true, config: result.config, printConfig: flags.printConfig, sources };
 }
 
 interface ParsedFlags {
@@ -200,22 +198,12 @@ function readConfigFile(path: string, readFile: (path: string) => string, errors
   return out;
 }
 
-interface IssueLike {
-  readonly path: readonly PropertyKey[];
-  readonly message: string;
-  readonly code?: string;
-  readonly keys?: readonly string[];
-  readonly params?: unknown;
-}
-
-function renderIssue(issue: IssueLike, merged: ReadonlyMap<AgentConfigKey, Sourced>): string {
-  if (issue.code === 'unrecognized_keys') return `${(issue.keys ?? []).join(', ')}: must be known keys`;
-  const key = String(issue.path[0] ?? 'config');
-  const shown = (issue.params as Partial<AgentConfigIssueParams> | undefined)?.shown;
-  if (shown !== undefined) return `${key}: ${shown} must be ${issue.message}`;
-  const sourced = isAgentConfigKey(key) ? merged.get(key) : undefined;
+/** `key: value must be rule`; a single key's line names its source, a cross-field one shows its own value. */
+function renderIssue(issue: AgentConfigIssue, merged: ReadonlyMap<AgentConfigKey, Sourced>): string {
+  if (issue.shown !== undefined) return `${issue.key}: ${issue.shown} must be ${issue.rule}`;
+  const sourced = merged.get(issue.key);
   const from = sourced === undefined || sourced.source === 'default' ? '' : ` (from ${sourced.source})`;
-  return `${key}: ${show(sourced?.value)} must be ${issue.message}${from}`;
+  return `${issue.key}: ${show(sourced?.value)} must be ${issue.rule}${from}`;
 }
 
 /** A value as a message shows it: plain tokens as they are, anything else quoted. */
