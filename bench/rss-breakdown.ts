@@ -5,6 +5,8 @@
 // | line                        | what the process imports                                        |
 // |-----------------------------|-----------------------------------------------------------------|
 // | bare node                   | nothing                                                         |
+// | node:http, two ways         | as an ES import (which loads Node's bundled undici), and as the  |
+// |                             | agent takes it, process.getBuiltinModule (src/node-http.ts)     |
 // | each dependency             | that package, the way the agent imports it (the kube/ config    |
 // |                             | module takes @kubernetes/client-node's config_types.js only)    |
 // | proto-loader + the CRI proto| proto-loader, with proto/runtime/v1/api.proto loaded (what the  |
@@ -26,6 +28,8 @@ const MIB = 1024 * 1024;
 
 const LINES: ReadonlyArray<{ what: string; code: string }> = [
   { what: 'bare node', code: '' },
+  { what: 'node:http as an ES import', code: "await import('node:http');" },
+  { what: "node:http by process.getBuiltinModule (the agent's way)", code: "process.getBuiltinModule('node:http');" },
   { what: '@grpc/grpc-js', code: "await import('@grpc/grpc-js');" },
   { what: '@grpc/proto-loader', code: "await import('@grpc/proto-loader');" },
   {
