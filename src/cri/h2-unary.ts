@@ -326,8 +326,11 @@ class Receiving implements UnaryCall {
       return;
     }
     if (this.#prefixSeen !== 0 || this.#body !== undefined) {
-      const got = this.#body === undefined ? this.#prefixSeen : PREFIX_BYTES + this.#filled;
-      this.#fail(new GrpcStatusError(GRPC_STATUS.INTERNAL, `the answer ended inside a message (${got} of ${PREFIX_BYTES + this.#length} bytes)`), false);
+      const where =
+        this.#body === undefined
+          ? `a message prefix (${this.#prefixSeen} of ${PREFIX_BYTES} bytes)`
+          : `a message (${PREFIX_BYTES + this.#filled} of ${PREFIX_BYTES + this.#length} bytes)`;
+      this.#fail(new GrpcStatusError(GRPC_STATUS.INTERNAL, `the answer ended inside ${where}`), false);
       return;
     }
     const answer = this.#answer;
