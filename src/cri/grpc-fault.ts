@@ -93,7 +93,7 @@ export function criErrorFromStatus(method: string, grpcCode: number, details: st
   return new CriError(code, message, cause === undefined ? { detail: details, grpcCode } : { detail: details, grpcCode, cause });
 }
 
-/** A thrown value from @grpc/grpc-js (a ServiceError) or anything else, as a CriError. */
+/** A thrown value with a gRPC `code` and `details` (h2-unary.ts's GrpcStatusError, a grpc-js ServiceError) or anything else, as a CriError. */
 export function criErrorFromGrpc(method: string, err: unknown): CriError {
   if (err instanceof CriError) return err;
   if (isServiceError(err)) return criErrorFromStatus(method, err.code, err.details, err);

@@ -1,15 +1,19 @@
-// The agent's read-only CRI client, over @grpc/grpc-js on a unix socket.
+// The agent's read-only CRI client: gRPC runtime.v1 over node:http2 on a unix socket.
 //
 // What it is: the RuntimeClient of types.ts. It has the six read-only calls of proto/ plus
 // relist() (ListPodSandbox ∥ ListContainers under one deadline) and close(), and nothing else:
 // no code path through it can create, stop or remove anything on the runtime.
 //
 // How it behaves:
-//   - One channel for the client's life. It reconnects by itself with a bounded backoff
-//     (RECONNECT_BACKOFF_MS: 100 ms, doubling up to 1 s), so once the runtime is back the next
-//     relist reaches it within about a second.
-//   - A max receive size (default 16 MiB, as upstream). A larger answer is `resource_exhausted`,
-//     its own fault, not a dead runtime.
+//   - One HTTP/2 connection for the client's life, through the unary transport of h2-unary.ts
+//     (the gRPC protocol rules, status mapping and failure modes are its header). It is opened
+//     by the first call and replaced when it closes, fails or gets GOAWAY: the next call opens
+//     a new one (never within RECONNECT_GAP_MS of the last attempt; a call in that gap fails at
+//     once with `unavailable`), so once the runtime is back the next relist reaches it, within
+//     about a second at the agent's relist period. A dead runtime never leaves a call hanging:
+//     its socket's close ends every call on it, and the deadline ends the rest.
+//   - A max receive size (default 16 MiB, as upstream). A larger answer is `resource_exhausted`
+//     (cancelled as soon as its length prefix arrives), its own fault, not a dead runtime.
 //   - Every call has a deadline (CallOptions.deadlineMs), timed on the injected Clock's monotonic
 //     timers: when it passes, the call is cancelled and rejects with `deadline_exceeded`. A
 //     stepped wall clock cannot shorten or stretch it. (So no grpc-timeout header is sent: gRPC
@@ -23,28 +27,36 @@
 //     one call fails, the other is cancelled and relist() rejects with the first fault.
 //   - An aborted `signal` cancels the call(s) and rejects with the signal's reason, untouched:
 //     the caller stopped; the runtime did not fail.
-//   - close() closes the channel; calls in flight, and any call after, reject with `unavailable`.
+//   - Cancelling a call (deadline, signal, its sibling failing, close()) resets its stream
+//     (RST_STREAM CANCEL), so the runtime sees it cancelled.
+//   - close() closes the connection and destroys its socket; calls in flight, and any call after,
+//     reject with `unavailable` ("client closed"). A closed (or idle) client does not keep the
+//     process alive.
 //   - Faults are CriErrors typed by gRPC status (grpc-fault.ts); the runtime's own message is in
-//     the message and in `detail`, and the gRPC error under `cause`.
+//     the message and in `detail`, and the transport's GrpcStatusError under `cause`.
 //
-// The relist path is lean: ListPodSandbox and ListContainers go out as raw bytes (an empty
-// request: no filter) and come back as raw bytes, which lean-decode.ts reads for the few fields
-// the agent keeps. `bytes` in their results is the size of the received protobuf messages.
-// Version and Status are lean too (the agent polls Status every 5 s, and the full proto would
-// cost every agent about 17 MiB of RSS for it). PodSandboxStatus and ContainerStatus are rare
-// and the agent never calls them, so they use the full proto (cri-proto.ts), loaded on first use.
+// The relist path is lean: ListPodSandbox and ListContainers go out as constant frames (an empty
+// request: no filter) and each answer comes back as one buffer of exactly its size, which
+// lean-decode.ts reads for the few fields the agent keeps. `bytes` in their results is the size
+// of the received protobuf messages. Version and Status are lean too (the agent polls Status
+// every 5 s, and the full proto would cost every agent about 17 MiB of RSS for it).
+// PodSandboxStatus and ContainerStatus are rare and the agent never calls them, so they encode
+// and decode with the full proto (cri-proto.ts), loaded on first use, over the same transport.
 //
 // Measured here (2 cores, noisy; 210 sandboxes + 420 containers = 495 KB per relist, the
 // simulated runtime in its own process): a proto-loader client (the floor) used 7.2-9.3 ms of
-// client CPU per relist, this client 2.2-3.0 ms; at 1,000 sandboxes + 10,000 containers (9.6 MB),
-// 113-126 ms against 24-31 ms. Decoding alone is 0.37 ms against 3.6 ms for the full decode; most
-// of what is left is gRPC/HTTP/2 and the garbage of its receive buffers.
-import * as grpc from '@grpc/grpc-js';
+// client CPU per relist, this client over @grpc/grpc-js 2.2-3.0 ms; at 1,000 sandboxes + 10,000
+// containers (9.6 MB), 113-126 ms against 24-31 ms. Decoding alone is 0.37 ms against 3.6 ms for
+// the full decode. Over grpc-js most of what was left was its per-call machinery and the garbage
+// of its receive buffers, hence the transport of its own (docs/bench.md has the numbers).
+import type { MethodDefinition } from '@grpc/proto-loader';
 import { SystemClock, type Clock } from '../clock/clock.ts';
+import { VERSION } from '../version.ts';
 import { CriError } from './cri-error.ts';
 import { loadCriService } from './cri-proto.ts';
 import { parseCriEndpoint } from './endpoint.ts';
 import { criErrorFromGrpc, criErrorFromStatus, GRPC_STATUS } from './grpc-fault.ts';
+import { encodeFrame, MAX_WINDOW_BYTES, UnaryTransport, type UnaryCall } from './h2-unary.ts';
 import {
   decodeListContainersResponse,
   decodeListPodSandboxResponse,
@@ -70,8 +82,7 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** The largest receive size gRPC accepts (a signed 32-bit length). */
 export const MAX_MESSAGE_BYTES_LIMIT = 2 ** 31 - 1;
 
-/** Reconnect backoff: short enough to be back within about a second of the runtime's return. */
-export const RECONNECT_BACKOFF_MS = { initial: 100, max: 1000 } as const;
+export { RECONNECT_GAP_MS } from './h2-unary.ts';
 
 /** The CRI API version the client announces in Version (as kubelet does). */
 export const CRI_CLIENT_API_VERSION = '0.1.0';
@@ -97,11 +108,10 @@ export interface RuntimeClientOptions {
 }
 
 const SERVICE_PATH = '/runtime.v1.RuntimeService/';
-const EMPTY_MESSAGE = Buffer.alloc(0);
-const emptyRequest = (): Buffer => EMPTY_MESSAGE;
-const rawAnswer = (bytes: Buffer): Buffer => bytes;
-const VERSION_REQUEST = encodeVersionRequest(CRI_CLIENT_API_VERSION);
-const versionRequest = (): Buffer => VERSION_REQUEST;
+/** An empty request message (all defaults: ListPodSandbox and ListContainers without filter, Status not verbose), framed. */
+const EMPTY_REQUEST = encodeFrame(Buffer.alloc(0));
+const VERSION_REQUEST = encodeFrame(encodeVersionRequest(CRI_CLIENT_API_VERSION));
+const USER_AGENT = `nodepulse/${VERSION}`;
 
 /** One call in flight, settled exactly once: by its answer, or by cancel(). */
 interface Started<T> {
@@ -112,22 +122,23 @@ interface Started<T> {
 }
 
 export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClient {
-  const { endpoint } = parseCriEndpoint(options.endpoint, 'endpoint');
+  const { endpoint, path } = parseCriEndpoint(options.endpoint, 'endpoint');
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < 1 || maxMessageBytes > MAX_MESSAGE_BYTES_LIMIT) {
     throw new RangeError(`maxMessageBytes: ${maxMessageBytes} must be a whole number from 1 to ${MAX_MESSAGE_BYTES_LIMIT}`);
   }
   const clock = options.clock ?? new SystemClock();
-  const channel = new grpc.Client(endpoint, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': maxMessageBytes,
-    'grpc.initial_reconnect_backoff_ms': RECONNECT_BACKOFF_MS.initial,
-    'grpc.max_reconnect_backoff_ms': RECONNECT_BACKOFF_MS.max,
-    'grpc-node.flow_control_window': Math.min(2 * maxMessageBytes, MAX_MESSAGE_BYTES_LIMIT),
+  const transport = new UnaryTransport({
+    socketPath: path,
+    maxMessageBytes,
+    receiveWindowBytes: Math.max(65_535, Math.min(2 * maxMessageBytes, MAX_WINDOW_BYTES)),
+    userAgent: USER_AGENT,
+    clock,
   });
   const inFlight = new Set<Started<unknown>>();
   let closed = false;
 
-  function start<T>(method: string, serialize: (arg: unknown) => Buffer, argument: unknown, decode: (bytes: Buffer) => T): Started<T> {
+  function start<T>(method: string, frame: Buffer, decode: (bytes: Buffer) => T): Started<T> {
     let done = false;
     let resolve!: (value: T) => void;
     let reject!: (reason: unknown) => void;
@@ -141,27 +152,19 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
       inFlight.delete(started as Started<unknown>);
       return true;
     };
-    const call = channel.makeUnaryRequest<unknown, Buffer>(
-      SERVICE_PATH + method,
-      serialize,
-      rawAnswer,
-      argument,
-      new grpc.Metadata(),
-      {},
-      (err, bytes) => {
-        if (!settle()) return;
-        if (err !== null || bytes === undefined) {
-          reject(criErrorFromGrpc(method, err ?? new Error('no answer and no error')));
-          return;
-        }
-        try {
-          resolve(decode(bytes));
-        } catch (decodeErr) {
-          const text = decodeErr instanceof Error ? decodeErr.message : String(decodeErr);
-          reject(new CriError('other', `RuntimeService/${method}: answer could not be decoded: ${text}`, { detail: text, cause: decodeErr }));
-        }
-      },
-    );
+    const call: UnaryCall = transport.call(SERVICE_PATH + method, frame, (err, bytes) => {
+      if (!settle()) return;
+      if (err !== null || bytes === undefined) {
+        reject(criErrorFromGrpc(method, err ?? new Error('no answer and no error')));
+        return;
+      }
+      try {
+        resolve(decode(bytes));
+      } catch (decodeErr) {
+        const text = decodeErr instanceof Error ? decodeErr.message : String(decodeErr);
+        reject(new CriError('other', `RuntimeService/${method}: answer could not be decoded: ${text}`, { detail: text, cause: decodeErr }));
+      }
+    });
     const started: Started<T> = {
       method,
       promise,
@@ -209,13 +212,13 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
   }
 
   const startListPodSandbox = (): Started<{ items: PodSandbox[]; bytes: number }> =>
-    start('ListPodSandbox', emptyRequest, undefined, (bytes) => ({ items: decodeListPodSandboxResponse(bytes), bytes: bytes.length }));
+    start('ListPodSandbox', EMPTY_REQUEST, (bytes) => ({ items: decodeListPodSandboxResponse(bytes), bytes: bytes.length }));
   const startListContainers = (): Started<{ items: Container[]; bytes: number }> =>
-    start('ListContainers', emptyRequest, undefined, (bytes) => ({ items: decodeListContainersResponse(bytes), bytes: bytes.length }));
+    start('ListContainers', EMPTY_REQUEST, (bytes) => ({ items: decodeListContainersResponse(bytes), bytes: bytes.length }));
 
   /** One call with the full proto: loads it (once), then runs the call under the deadline. */
   async function fullCall(method: string, request: object, options: CallOptions): Promise<Record<string, unknown>> {
-    let definition: grpc.MethodDefinition<object, object>;
+    let definition: MethodDefinition<object, object>;
     try {
       const service = await loadCriService();
       const found = service[method];
@@ -224,9 +227,14 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
     } catch (err) {
       throw criErrorFromGrpc(method, err);
     }
-    const serialize = definition.requestSerialize as (arg: unknown) => Buffer;
+    let frame: Buffer;
+    try {
+      frame = encodeFrame(definition.requestSerialize(request));
+    } catch (err) {
+      throw criErrorFromGrpc(method, err);
+    }
     const decode = (bytes: Buffer): Record<string, unknown> => definition.responseDeserialize(bytes) as Record<string, unknown>;
-    const [answer] = await together(options, () => [start(method, serialize, request, decode)]);
+    const [answer] = await together(options, () => [start(method, frame, decode)]);
     return answer as Record<string, unknown>;
   }
 
@@ -234,13 +242,13 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
     endpoint,
 
     async version(options) {
-      const [answer] = await together(options, () => [start('Version', versionRequest, undefined, decodeVersionResponse)]);
+      const [answer] = await together(options, () => [start('Version', VERSION_REQUEST, decodeVersionResponse)]);
       return answer as RuntimeVersion;
     },
 
     async status(options) {
       // StatusRequest { verbose: false } is all defaults: an empty message.
-      const [answer] = await together(options, () => [start('Status', emptyRequest, undefined, decodeStatusResponse)]);
+      const [answer] = await together(options, () => [start('Status', EMPTY_REQUEST, decodeStatusResponse)]);
       return answer as RuntimeStatus;
     },
 
@@ -285,7 +293,7 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
       closed = true;
       const error = closedError();
       for (const call of [...inFlight]) call.cancel(error);
-      channel.close();
+      transport.close();
     },
   };
   return Object.freeze(client);

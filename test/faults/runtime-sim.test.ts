@@ -31,7 +31,7 @@ const PERIOD_MS = 1_000;
 const RENEW_INTERVAL_MS = 1_000;
 /** DESIGN.md: a withheld lease is looked at again every second. */
 const RECHECK_MS = 1_000;
-/** The runtime client's reconnect backoff cap (RECONNECT_BACKOFF_MS.max in src/cri/runtime-client.ts). */
+/** Reconnecting: the runtime client opens a new connection on its next call (src/cri/h2-unary.ts), so at most a relist period. */
 const RECONNECT_MS = 1_000;
 /**
  * A real process on a loaded 2-core machine: one relist's own time, one loopback PATCH, and
