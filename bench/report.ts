@@ -103,7 +103,7 @@ export function renderReport(result: BenchResult): string {
     out.push(`### Agent steady state (${st.containers} containers, 1 Hz relists, ${st.windowSeconds.toFixed(0)} s window)`);
     out.push('');
     out.push('| CPU % of one core | RSS MiB | heap used MiB | heap total MiB | event-loop lag p99 ms | relists in window |');
-    out.push('|---:|---:|---:|---:|---:|---:|---:|');
+    out.push('|---:|---:|---:|---:|---:|---:|');
     out.push(
       `| ${st.cpuPercentOfOneCore.toFixed(2)} | ${st.rssMiB.toFixed(1)} | ${st.heapUsedMiB.toFixed(1)} | ${st.heapTotalMiB.toFixed(1)} | ${st.eventLoopLagP99Ms.toFixed(2)} | ${st.relists} |`,
     );
