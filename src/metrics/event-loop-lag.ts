@@ -2,9 +2,9 @@
 //
 // prom-client's default collectors are used as they are (CPU, memory, file descriptors, heap,
 // handles, GC), all but one: its event-loop lag collector, for two reasons measured here.
-//   - Cost. It samples with Node's monitorEventLoopDelay every 10 ms unless told otherwise, and a
-//     sampler wakes the process at every sample, on every node, forever: 10 wakeups a second
-//     cost about 0.15 % of one core (docs/bench.md), a seventh of the agent's whole budget.
+//   - Cost. A sampler wakes the process at every sample, on every node, forever. prom-client's
+//     samples every 10 ms by default; even at 100 ms the agent used 0.83 % of one core where a
+//     500 ms sampler leaves it at 0.68–0.73 % (docs/bench.md), against a budget of 1 %.
 //   - Meaning. Node's histogram records the whole interval between two samples, not how late a
 //     sample was, so an idle loop sampled every 100 ms reads p50 = p99 = 0.1 s. And reset()
 //     also forgets the previous sample's time, so the first sample after each scrape is dropped:
@@ -26,9 +26,9 @@
 // Each scrape starts the samples afresh, so a value covers the time since the previous scrape. A
 // scrape that finds no sample since the last one (two scrapes closer than 500 ms) leaves the
 // values as they were. Values are in whole microseconds, to three significant digits (Node's
-// histogram keeps three; it records whole nanoseconds, at least 1). What 500 ms does not see: a stall that starts and ends between two due times, so a
-// stall shorter than 500 ms may go unseen; every stall of 500 ms or more delays a sample and shows
-// in full. The agent's own judgements work in seconds (its loops' idle and stuck windows, the
+// histogram keeps three; it records whole nanoseconds, at least 1). What 500 ms does not see: a
+// stall that starts and ends between two due times, so a stall shorter than 500 ms may go unseen;
+// every stall of 500 ms or more delays a sample and shows in full. The agent's own judgements work in seconds (its loops' idle and stuck windows, the
 // relist threshold), so a shorter stall cannot change what it reports.
 import { createRequire } from 'node:module';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
