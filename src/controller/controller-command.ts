@@ -7,7 +7,7 @@
 // lease to expire.
 //
 // Exit codes: 0 after a clean stop, 1 when it cannot start (kubeconfig, port), 2 bad flags.
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
@@ -31,6 +31,7 @@ import { KubeClient } from '../kube/kube-client.ts';
 import { loadKubeConfig } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
+import { http } from '../node-http.ts';
 import { createControllerMetrics } from './controller-metrics.ts';
 import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.ts';
 import { markerApi, NodeMarker } from './node-marker.ts';
@@ -236,7 +237,7 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
   metrics.leading.reset();
   const collect = (): void => metrics.leading.set(elector.isLeader() ? 1 : 0);
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = http.createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       res.writeHead(405, { allow: 'GET, HEAD' }).end();
