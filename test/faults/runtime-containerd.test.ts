@@ -29,29 +29,14 @@ import {
   linesWith, metricValue, pollUntil, renewalsWhileUnhealthy, runFault, sampleStatus, startAgentProcess, startStandIn, stoppedEarlyByMs,
   type FaultRun,
 } from '../support/agent-process.ts';
+import {
+  HOLD_PAST_THRESHOLD_MS, PROCESS_SLACK_MS, RENEW_INTERVAL_MS, RUNTIME_FAULT_TIMINGS, RUNTIME_RECOVERY_BOUND_MS, STOP_BOUND_MS, STOP_EARLY_BOUND_MS,
+  THRESHOLD_MS,
+} from './runtime-fault-timing.ts';
 
 const NODE = 'fault-containerd';
-const THRESHOLD_MS = 4_000;
-const DEADLINE_MS = 2_000;
-const PERIOD_MS = 1_000;
-const RENEW_INTERVAL_MS = 1_000;
-const RECHECK_MS = 1_000;
-/** Reconnecting: the runtime client opens a new connection on its next call (src/cri/h2-unary.ts), so at most a relist period. */
-const RECONNECT_MS = 1_000;
-/** A real process on a loaded 2-core machine: a relist, a loopback PATCH and timer lateness. */
-const PROCESS_SLACK_MS = 1_000;
-/** Issue 6: a runtime fault's first renewal comes within reconnect + period + RECHECK. */
-const RECOVERY_BOUND_MS = RECONNECT_MS + PERIOD_MS + RECHECK_MS + PROCESS_SLACK_MS;
 /** A pause shorter than the deadline: every relist it holds is answered on SIGCONT. */
 const SHORT_PAUSE_MS = 1_500;
-/** Hold an ageing fault past the threshold by this much. */
-const HOLD_PAST_THRESHOLD_MS = 1_500;
-const STOP_BOUND_MS = THRESHOLD_MS + PERIOD_MS + RENEW_INTERVAL_MS + PROCESS_SLACK_MS;
-/**
- * The lease renews right up to the runtime's ageing out: its last renewTime is less than one
- * renew interval (+ 4 % jitter) and the process slack before lastSuccessBegan + threshold.
- */
-const STOP_EARLY_BOUND_MS = RENEW_INTERVAL_MS * 1.04 + PROCESS_SLACK_MS;
 /** How long the agent is watched with no runtime at all: past the threshold, so "never observed" is what it reads. */
 const NO_RUNTIME_MS = THRESHOLD_MS + 1_000;
 const PRECONDITION_BOUND_MS = 15_000;
@@ -66,8 +51,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
   const agent = await startAgentProcess(t, {
     args: [
       `--node-name=${NODE}`, `--cri-endpoint=${cd.endpoint}`, `--kubeconfig=${world.kubeconfig}`,
-      `--relist-threshold=${THRESHOLD_MS / 1000}s`, `--relist-deadline=${DEADLINE_MS / 1000}s`, `--relist-period=${PERIOD_MS / 1000}s`,
-      '--lease-duration=4s', `--renew-interval=${RENEW_INTERVAL_MS / 1000}s`, `--lease-recheck=${RECHECK_MS / 1000}s`, '--api-timeout=2s',
+      ...RUNTIME_FAULT_TIMINGS,
     ],
   });
   const sampler = sampleStatus(t, agent);
@@ -100,7 +84,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
     assert.ok(run.stoppedAfterMs <= STOP_BOUND_MS, `the lease stops within ${STOP_BOUND_MS} ms of the fault (after ${run.stoppedAfterMs} ms)`);
     const early = stoppedEarlyByMs(run, THRESHOLD_MS);
     assert.ok(early !== undefined && early <= STOP_EARLY_BOUND_MS, `the lease renews up to the threshold: one failed relist is not a dead runtime (stopped ${early} ms early)`);
-    assert.ok(run.renewedAfterMs <= RECOVERY_BOUND_MS, `first renewal within ${RECOVERY_BOUND_MS} ms of the fault's end (took ${Math.round(run.renewedAfterMs)} ms)`);
+    assert.ok(run.renewedAfterMs <= RUNTIME_RECOVERY_BOUND_MS, `first renewal within ${RUNTIME_RECOVERY_BOUND_MS} ms of the fault's end (took ${Math.round(run.renewedAfterMs)} ms)`);
   };
 
   await t.test('no runtime when the agent starts: no lease, the agent runs on; one arriving later gets the lease renewed', async (t) => {
@@ -111,7 +95,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
       inject: () => undefined,
       end: () => cd.start(),
       holdMs: NO_RUNTIME_MS,
-      recoveryBoundMs: RECOVERY_BOUND_MS,
+      recoveryBoundMs: RUNTIME_RECOVERY_BOUND_MS,
     });
     t.diagnostic(`no runtime at start: first renewal ${Math.round(run.renewedAfterMs)} ms after containerd answered`);
     const { status, metrics } = run.during;
@@ -122,7 +106,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
     assert.equal(metricValue(metrics, 'nodepulse_runtime_healthy'), 0);
     assert.equal(metricValue(metrics, 'nodepulse_lease_renewing'), 0);
     assert.equal(world.leaseWrites().filter((w) => w.atMs < run.endedAtMs).length, 0, 'no lease was written before the runtime answered');
-    assert.ok(run.renewedAfterMs <= RECOVERY_BOUND_MS, `first renewal within ${RECOVERY_BOUND_MS} ms of containerd answering (took ${Math.round(run.renewedAfterMs)} ms)`);
+    assert.ok(run.renewedAfterMs <= RUNTIME_RECOVERY_BOUND_MS, `first renewal within ${RUNTIME_RECOVERY_BOUND_MS} ms of containerd answering (took ${Math.round(run.renewedAfterMs)} ms)`);
     invariants();
     // A real pod, so the faults below relist something.
     await cd.importImage(busyboxImage());
@@ -134,7 +118,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
   await t.test('containerd stopped (SIGSTOP) for less than the threshold: the lease keeps renewing', async (t) => {
     await steady();
     const withheldBefore = metricValue(await agent.metrics(), 'nodepulse_lease_renewals_total', { result: 'withheld' }) ?? 0;
-    const run = await runFault({ agent, world, inject: () => cd.pause(), end: () => cd.resume(), holdMs: SHORT_PAUSE_MS, recoveryBoundMs: RECOVERY_BOUND_MS });
+    const run = await runFault({ agent, world, inject: () => cd.pause(), end: () => cd.resume(), holdMs: SHORT_PAUSE_MS, recoveryBoundMs: RUNTIME_RECOVERY_BOUND_MS });
     report(t, 'SIGSTOP 1.5 s', run);
     assert.equal(run.stoppedAfterMs, undefined, 'the lease never stopped');
     for (const s of sampler.between(run.injectedAtMs)) assert.equal(s.status.runtime.state, 'Healthy', 'Healthy at every read');
@@ -147,7 +131,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
   await t.test('containerd stopped (SIGSTOP) past the threshold: the lease stops, and renews after SIGCONT', async (t) => {
     await steady();
     const before = await failures('deadline_exceeded');
-    const run = await runFault({ agent, world, inject: () => cd.pause(), end: () => cd.resume(), holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RECOVERY_BOUND_MS });
+    const run = await runFault({ agent, world, inject: () => cd.pause(), end: () => cd.resume(), holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RUNTIME_RECOVERY_BOUND_MS });
     report(t, 'SIGSTOP past the threshold', run);
     assertAgedOut(run, 'deadline_exceeded', before);
     invariants();
@@ -156,7 +140,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
   await t.test('containerd killed, then restarted: the lease stops, and renews once it answers', async (t) => {
     await steady();
     const before = await failures('unavailable');
-    const run = await runFault({ agent, world, inject: () => cd.kill(), end: () => cd.start(), holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RECOVERY_BOUND_MS });
+    const run = await runFault({ agent, world, inject: () => cd.kill(), end: () => cd.start(), holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RUNTIME_RECOVERY_BOUND_MS });
     report(t, 'killed, then restarted', run);
     assertAgedOut(run, 'unavailable', before);
     invariants();
@@ -164,12 +148,12 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
 
   await t.test('the socket removed: the open connection goes on; killed with it gone and restarted: the lease stops and comes back', async (t) => {
     await steady();
-    const removed = await runFault({ agent, world, inject: () => cd.removeSocket(), end: () => undefined, holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RECOVERY_BOUND_MS });
+    const removed = await runFault({ agent, world, inject: () => cd.removeSocket(), end: () => undefined, holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RUNTIME_RECOVERY_BOUND_MS });
     report(t, 'socket removed (containerd running)', removed);
     assert.equal(removed.stoppedAfterMs, undefined, 'the lease never stopped: the agent\'s connection was already open');
     assert.equal(removed.during.status.runtime.state, 'Healthy');
     const before = await failures('unavailable');
-    const run = await runFault({ agent, world, inject: () => cd.kill(), end: () => cd.start(), holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RECOVERY_BOUND_MS });
+    const run = await runFault({ agent, world, inject: () => cd.kill(), end: () => cd.start(), holdMs: THRESHOLD_MS + HOLD_PAST_THRESHOLD_MS, recoveryBoundMs: RUNTIME_RECOVERY_BOUND_MS });
     report(t, 'socket gone and containerd killed, then restarted', run);
     assertAgedOut(run, 'unavailable', before);
     assert.match(run.during.status.runtime.lastFault?.message ?? '', /No such file|ENOENT|connect/i, 'the fault says the socket is missing');

@@ -24,52 +24,22 @@ import {
   linesWith, metricValue, pollUntil, renewalsWhileUnhealthy, runFault, sampleStatus, startAgentProcess, startStandIn, stoppedEarlyByMs,
   type AgentProcess, type FaultRun, type StandIn, type StatusSampler,
 } from '../support/agent-process.ts';
+import {
+  DEADLINE_MS, HOLD_PAST_THRESHOLD_MS, PROCESS_SLACK_MS, RENEW_INTERVAL_MS, RUNTIME_FAULT_TIMINGS, RUNTIME_RECOVERY_BOUND_MS, STOP_BOUND_MS,
+  STOP_EARLY_BOUND_MS, THRESHOLD_MS,
+} from './runtime-fault-timing.ts';
 
-const THRESHOLD_MS = 4_000;
-const DEADLINE_MS = 2_000;
-const PERIOD_MS = 1_000;
-const RENEW_INTERVAL_MS = 1_000;
-/** DESIGN.md: a withheld lease is looked at again every second. */
-const RECHECK_MS = 1_000;
-/** Reconnecting: the runtime client opens a new connection on its next call (src/cri/h2-unary.ts), so at most a relist period. */
-const RECONNECT_MS = 1_000;
-/**
- * A real process on a loaded 2-core machine: one relist's own time, one loopback PATCH, and
- * timer lateness. Measured recoveries sit well under a second; this is the margin, not the bound.
- */
-const PROCESS_SLACK_MS = 1_000;
-/** Issue 6: a runtime fault's first renewal comes within reconnect + period + RECHECK. */
-const RUNTIME_RECOVERY_BOUND_MS = RECONNECT_MS + PERIOD_MS + RECHECK_MS + PROCESS_SLACK_MS;
 /**
  * A slow answer (3 s, past the deadline) still holds the relist in flight when the fault is
  * cleared: that relist ends at its deadline, so this fault's end is a deadline later.
  */
 const SLOW_RECOVERY_BOUND_MS = DEADLINE_MS + RUNTIME_RECOVERY_BOUND_MS;
-/** Hold an ageing fault past the threshold by this much, so the withheld state is seen for a while. */
-const HOLD_PAST_THRESHOLD_MS = 1_500;
-/** The lease stops at the last success + threshold; the last success began at most a relist period (+ its run) before the fault. */
-const STOP_BOUND_MS = THRESHOLD_MS + PERIOD_MS + RENEW_INTERVAL_MS + PROCESS_SLACK_MS;
-/** And not before the threshold: one failed relist is not a dead runtime. Less the last success's age at the fault. */
-/**
- * The lease renews right up to the runtime's ageing out: its last renewTime is less than one
- * renew interval (+ 4 % jitter) and the process slack before lastSuccessBegan + threshold.
- */
-const STOP_EARLY_BOUND_MS = RENEW_INTERVAL_MS * 1.04 + PROCESS_SLACK_MS;
 /** A fresh agent renews within a relist and a lease tick; 10 s covers a loaded machine. */
 const FIRST_RENEWAL_BOUND_MS = 10_000;
 /** gRPC's default receive limit, and a listing past it. */
 const DEFAULT_LIMIT_BYTES = 16 * 1024 * 1024;
 const OVERSIZE_BYTES = DEFAULT_LIMIT_BYTES + 1024 * 1024;
 
-const TIMINGS = [
-  `--relist-threshold=${THRESHOLD_MS / 1000}s`,
-  `--relist-deadline=${DEADLINE_MS / 1000}s`,
-  `--relist-period=${PERIOD_MS / 1000}s`,
-  '--lease-duration=4s',
-  `--renew-interval=${RENEW_INTERVAL_MS / 1000}s`,
-  `--lease-recheck=${RECHECK_MS / 1000}s`,
-  '--api-timeout=2s',
-];
 
 interface Rig {
   readonly world: StandIn;
@@ -83,7 +53,7 @@ async function startRig(t: TestContext, node: string, extraArgs: readonly string
   const sim = await startSimRuntime({ socketPath: join(world.dir, 'cri.sock'), pods: 3, containersPerPod: 2 });
   t.after(() => sim.close());
   const agent = await startAgentProcess(t, {
-    args: [`--node-name=${node}`, `--cri-endpoint=${sim.endpoint}`, `--kubeconfig=${world.kubeconfig}`, ...TIMINGS, ...extraArgs],
+    args: [`--node-name=${node}`, `--cri-endpoint=${sim.endpoint}`, `--kubeconfig=${world.kubeconfig}`, ...RUNTIME_FAULT_TIMINGS, ...extraArgs],
   });
   const sampler = sampleStatus(t, agent);
   await pollUntil('the first renewal', () => world.lease()?.spec.renewTime, { timeoutMs: FIRST_RENEWAL_BOUND_MS });
