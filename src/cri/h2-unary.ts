@@ -71,7 +71,7 @@ import { GRPC_STATUS, grpcCodeName } from './grpc-fault.ts';
 export const RECONNECT_GAP_MS = 100;
 
 /** The HTTP/2 default window (RFC 9113 §6.9.2); a larger one is announced and granted. */
-const DEFAULT_WINDOW_BYTES = 65_535;
+export const DEFAULT_WINDOW_BYTES = 65_535;
 
 /** The largest HTTP/2 window (RFC 9113 §6.9.1). */
 export const MAX_WINDOW_BYTES = 2 ** 31 - 1;

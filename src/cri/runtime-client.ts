@@ -56,7 +56,7 @@ import { CriError } from './cri-error.ts';
 import { loadCriService } from './cri-proto.ts';
 import { parseCriEndpoint } from './endpoint.ts';
 import { criErrorFromGrpc, criErrorFromStatus, GRPC_STATUS } from './grpc-fault.ts';
-import { encodeFrame, MAX_WINDOW_BYTES, UnaryTransport, type UnaryCall } from './h2-unary.ts';
+import { DEFAULT_WINDOW_BYTES, encodeFrame, MAX_WINDOW_BYTES, UnaryTransport, type UnaryCall } from './h2-unary.ts';
 import {
   decodeListContainersResponse,
   decodeListPodSandboxResponse,
@@ -131,7 +131,7 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
   const transport = new UnaryTransport({
     socketPath: path,
     maxMessageBytes,
-    receiveWindowBytes: Math.max(65_535, Math.min(2 * maxMessageBytes, MAX_WINDOW_BYTES)),
+    receiveWindowBytes: Math.max(DEFAULT_WINDOW_BYTES, Math.min(2 * maxMessageBytes, MAX_WINDOW_BYTES)),
     userAgent: USER_AGENT,
     clock,
   });
