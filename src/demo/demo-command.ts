@@ -102,7 +102,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
         throw new Error('no config file in the demo');
       },
     });
-    if (!loaded.ok) throw new Error(`demo config: ${loaded.errors.join('; ')}`);
+    if (!loaded.ok) throw new Error(`demo config: ${loaded.error.lines.join('; ')}`);
     const config = loaded.config;
     kube = new KubeClient({ target: targetForServer(api.url, { source: 'in-process API stand-in' }), clock, timeoutMs: config.apiTimeoutMs });
     const logger = createLogger({ level: config.logLevel, destination: { write: (line: string) => io.stderr.write(line) } });

@@ -31,7 +31,7 @@ function errorsOf(argv: readonly string[], env: Record<string, string> = {}, fil
     },
   });
   assert.equal(result.ok, false, `precondition: ${JSON.stringify(argv)} must be rejected`);
-  return result.ok ? [] : result.errors;
+  return result.ok ? [] : result.error.lines;
 }
 
 const DNS_SUBDOMAIN_RULE = "a DNS subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)";
@@ -90,11 +90,8 @@ describe('bad config: values, flags, env and files, each with its exact line', (
       lines: ['relistDeadline: 2s must be shorter than relistThreshold (1s)', 'relistPeriod: 3s must be shorter than relistThreshold (1s)'],
     },
     { what: 'an unknown flag with a value', argv: [...N, '--bogus=1'], lines: ['flag: --bogus must be a flag of nodepulse agent'] },
-    {
-      what: 'arguments after --',
-      argv: [...N, '--', 'x'],
-      lines: ['argument: -- must be a flag (nodepulse agent takes no positional arguments)', 'argument: x must be a flag (nodepulse agent takes no positional arguments)'],
-    },
+    { what: 'an argument after --, which ends the flags', argv: [...N, '--', 'x'], lines: ['argument: x must be a flag (nodepulse agent takes no positional arguments)'] },
+    { what: "Go's single-dash long flag", argv: ['-node-name', 'n1'], lines: ['flag: -node-name must be a flag of nodepulse agent (did you mean --node-name?)'] },
     // Environment.
     { what: 'a yes for a boolean', env: { NODE_NAME: 'n1', NODEPULSE_NODE_CONDITION: 'yes' }, lines: ['nodeCondition: yes must be true or false (from NODEPULSE_NODE_CONDITION)'] },
     {
