@@ -49,8 +49,8 @@
 // Status every 5 s with a far longer request timeout. What a long Status deadline can break is
 // the poller's own liveness, hence statusDeadline < stuckWindow.
 //
-// A new cross-field rule is one more entry of CROSS_FIELD_RULES: the key its line is about, when
-// it holds, and its rule text.
+// A new cross-field rule is one more entry of CROSS_FIELD_RULES (cross-field-rules.ts): the key
+// its line is about, when it holds, its rule text and the value its line shows.
 //
 // Failure modes: a bad value is a zod issue at the key's path whose message is the rule
 // ("shorter than relistThreshold (3m0s)"); parse-settings.ts renders it as
@@ -60,6 +60,7 @@
 // reported at once, each issue carrying the value its line shows (params.shown).
 import { z } from 'zod/v3';
 import type { LogLevel } from '../log/logger.ts';
+import { checkCrossFieldRules, longer, shorter, type CrossFieldRule } from './cross-field-rules.ts';
 import { formatDuration } from './duration.ts';
 import type { AgentConfigKey } from './agent-config-keys.ts';
 import { address, byteSize, dnsLabel, dnsSubdomain, duration, filePath, goBool, logLevel, text, unixSocketUrl, type Timed } from './value-schemas.ts';
@@ -147,45 +148,35 @@ export interface ResolvedAgentConfig extends Omit<SingleKeys, 'renewInterval' | 
   readonly stuckWindow: Timed;
 }
 
-type DurationKey = { [K in keyof ResolvedAgentConfig]-?: ResolvedAgentConfig[K] extends Timed ? K : never }[keyof ResolvedAgentConfig];
+/** A cross-field rule of the agent's config: one entry of CROSS_FIELD_RULES. */
+export type AgentCrossFieldRule = CrossFieldRule<ResolvedAgentConfig>;
 
-export interface CrossFieldRule {
-  /** The key its line is about; the line shows that key's value. */
-  readonly key: DurationKey;
-  readonly holds: (c: ResolvedAgentConfig) => boolean;
-  /** The tail of `key: value must be rule`. */
-  readonly rule: (c: ResolvedAgentConfig) => string;
-}
-
-function shorter(a: DurationKey, b: DurationKey): CrossFieldRule {
-  return { key: a, holds: (c) => c[a].ms < c[b].ms, rule: (c) => `shorter than ${b} (${c[b].text})` };
-}
-
-function longer(a: DurationKey, b: DurationKey): CrossFieldRule {
-  return { key: a, holds: (c) => c[a].ms > c[b].ms, rule: (c) => `longer than ${b} (${c[b].text})` };
-}
+const shorterThan = shorter<ResolvedAgentConfig>;
+const longerThan = longer<ResolvedAgentConfig>;
 
 /** The table at the top, in its order. leaseDuration's whole seconds is its own single-key rule. */
-export const CROSS_FIELD_RULES: readonly CrossFieldRule[] = [
-  shorter('relistDeadline', 'relistThreshold'),
-  shorter('relistPeriod', 'relistThreshold'),
-  longer('stuckWindow', 'relistDeadline'),
-  longer('idleWindow', 'relistPeriod'),
-  shorter('renewInterval', 'leaseDuration'),
+export const CROSS_FIELD_RULES: readonly AgentCrossFieldRule[] = [
+  shorterThan('relistDeadline', 'relistThreshold'),
+  shorterThan('relistPeriod', 'relistThreshold'),
+  longerThan('stuckWindow', 'relistDeadline'),
+  longerThan('idleWindow', 'relistPeriod'),
+  shorterThan('renewInterval', 'leaseDuration'),
   {
     key: 'renewInterval',
     holds: (c) => c.renewInterval.ms * (1 + RENEW_JITTER_FRACTION) < c.idleWindow.ms,
     rule: (c) =>
       `shorter than idleWindow (${c.idleWindow.text}) with ${RENEW_JITTER_FRACTION * 100}% jitter added, or the lease loop reads as stalled between renewals`,
+    shown: (c) => c.renewInterval.text,
   },
-  shorter('leaseRecheck', 'idleWindow'),
-  shorter('statusPeriod', 'idleWindow'),
-  shorter('statusDeadline', 'stuckWindow'),
-  shorter('apiTimeout', 'stuckWindow'),
+  shorterThan('leaseRecheck', 'idleWindow'),
+  shorterThan('statusPeriod', 'idleWindow'),
+  shorterThan('statusDeadline', 'stuckWindow'),
+  shorterThan('apiTimeout', 'stuckWindow'),
   {
     key: 'apiTimeout',
     holds: (c) => c.apiTimeout.ms <= c.leaseDuration.ms,
     rule: (c) => `no longer than leaseDuration (${c.leaseDuration.text})`,
+    shown: (c) => c.apiTimeout.text,
   },
 ];
 
@@ -197,13 +188,6 @@ function resolve(p: SingleKeys): ResolvedAgentConfig {
     renewInterval: p.renewInterval ?? { ms: renewMs, text: `${formatDuration(renewMs)} (leaseDuration × ${RENEW_INTERVAL_FRACTION})` },
     stuckWindow: p.stuckWindow ?? { ms: stuckMs, text: `${formatDuration(stuckMs)} (relistDeadline + ${formatDuration(STUCK_WINDOW_SLACK_MS)})` },
   };
-}
-
-function checkCrossFieldRules(c: ResolvedAgentConfig, ctx: z.RefinementCtx): void {
-  for (const rule of CROSS_FIELD_RULES) {
-    if (rule.holds(c)) continue;
-    ctx.addIssue({ code: z.ZodIssueCode.custom, path: [rule.key], message: rule.rule(c), params: { shown: c[rule.key].text } });
-  }
 }
 
 function toAgentConfig(c: ResolvedAgentConfig): AgentConfig {
@@ -238,4 +222,4 @@ function toAgentConfig(c: ResolvedAgentConfig): AgentConfig {
  * Raw merged values in (every key present, unset ones as undefined); AgentConfig out. The pipe
  * holds the cross-field stage back until every key has passed its own rules.
  */
-export const agentConfigSchema = singleKeys.pipe(z.custom<SingleKeys>().transform(resolve).superRefine(checkCrossFieldRules).transform(toAgentConfig));
+export const agentConfigSchema = singleKeys.pipe(z.custom<SingleKeys>().transform(resolve).superRefine(checkCrossFieldRules(CROSS_FIELD_RULES)).transform(toAgentConfig));

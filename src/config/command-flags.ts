@@ -46,8 +46,8 @@ export function flagsHelp(specs: readonly FlagSpec[]): string {
       ...(spec.defaultText === undefined ? [] : [`default ${spec.defaultText}`]),
       ...(spec.env.length === 0 ? [] : [`env ${spec.env.join(', ')}`]),
     ];
-    lines.push(`  ${spec.short === undefined ? '' : `-${spec.short}, `}${spec.flag}${value}`);
-    lines.push(`      ${spec.help}${notes.length === 0 ? '' : ` (${notes.join('; ')})`}`);
+    lines.push(`  ${spec.short === undefined ? '    ' : `-${spec.short}, `}${spec.flag}${value}`);
+    lines.push(`        ${spec.help}${notes.length === 0 ? '' : ` (${notes.join('; ')})`}`);
   }
   return `${lines.join('\n')}\n`;
 }
