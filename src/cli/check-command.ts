@@ -6,8 +6,8 @@
 // config/flag-grammar.ts; each value checked by the zod schema below, one line per problem).
 import { existsSync } from 'node:fs';
 import { z } from 'zod/v3';
-import { flagsHelp, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition } from '../config/command-flags.ts';
-import type { FlagSpec } from '../config/flag-grammar.ts';
+import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
+import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { byteSize, duration, oneOf, text, type Timed } from '../config/value-schemas.ts';
 import { toFault, type CriFault } from '../cri/cri-error.ts';
 import { NoCriEndpointError, parseCriEndpoint, resolveCriEndpoint, type ResolvedCriEndpoint } from '../cri/endpoint.ts';
@@ -31,18 +31,15 @@ export interface CheckReport {
 }
 
 const CHECK_SPECS: readonly FlagSpec[] = [
-  {
-    key: 'criEndpoint',
-    flag: '--cri-endpoint',
-    boolean: false,
-    placeholder: 'URL',
-    env: [],
-    defaultText: undefined,
-    help: "the runtime's socket, unix:///path or /path (default $CONTAINER_RUNTIME_ENDPOINT, else the first of containerd's, CRI-O's and cri-dockerd's that exists)",
-  },
-  { key: 'output', flag: '--output', short: 'o', boolean: false, placeholder: 'text|json', env: [], defaultText: 'text', help: 'output format' },
-  { key: 'deadline', flag: '--deadline', boolean: false, placeholder: 'DURATION', env: [], defaultText: '10s', help: 'one deadline for the relist, Status and Version' },
-  { key: 'maxMessageSize', flag: '--max-message-size', boolean: false, placeholder: 'BYTES', env: [], defaultText: '16Mi', help: 'largest CRI answer accepted' },
+  valueFlag(
+    '--cri-endpoint',
+    'URL',
+    undefined,
+    "the runtime's socket, unix:///path or /path (default $CONTAINER_RUNTIME_ENDPOINT, else the first of containerd's, CRI-O's and cri-dockerd's that exists)",
+  ),
+  valueFlag('--output', 'text|json', 'text', 'output format', { short: 'o' }),
+  valueFlag('--deadline', 'DURATION', '10s', 'one deadline for the relist, Status and Version'),
+  valueFlag('--max-message-size', 'BYTES', '16Mi', 'largest CRI answer accepted'),
 ];
 
 const USAGE = `Usage: nodepulse check [flags]
@@ -67,6 +64,7 @@ const criEndpoint = text().refine((written) => {
 
 const CHECK_COMMAND: CommandDefinition<{ criEndpoint?: string | undefined; output: 'text' | 'json'; deadline: Timed; maxMessageSize: number }> = {
   name: 'nodepulse check',
+  usage: USAGE,
   specs: CHECK_SPECS,
   schema: z.object({
     criEndpoint: criEndpoint.optional(),
@@ -77,15 +75,8 @@ const CHECK_COMMAND: CommandDefinition<{ criEndpoint?: string | undefined; outpu
 };
 
 export async function runCheck(argv: readonly string[], io: CommandIo): Promise<number> {
-  const parsed = parseCommandFlags(argv, io.env, CHECK_COMMAND);
-  if ('help' in parsed) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  if ('error' in parsed) {
-    for (const line of parsed.error.lines) io.stderr.write(`${line}\n`);
-    return 2;
-  }
+  const parsed = flagsOrExit(argv, io, CHECK_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
   const { output, deadline, maxMessageSize: maxMessageBytes } = parsed.flags;
   const deadlineMs = deadline.ms;
 

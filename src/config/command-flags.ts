@@ -16,6 +16,8 @@ import { mergeSources, parseSettings, type Env } from './parse-settings.ts';
 export interface CommandDefinition<T> {
   /** As errors name it: `nodepulse fleet`. */
   readonly name: string;
+  /** The whole --help text (its flags part from flagsHelp). */
+  readonly usage: string;
   readonly specs: readonly FlagSpec[];
   /** Every key of `specs` in, the command's flags out. */
   readonly schema: z.ZodType<T, z.ZodTypeDef, unknown>;
@@ -29,6 +31,30 @@ export function parseCommandFlags<T>(argv: readonly string[], env: Env, command:
   if (parsed.errors.length > 0) return { error: new ConfigError(parsed.errors) };
   const result = parseSettings(command.schema, command.specs, mergeSources(command.specs, parsed.values, env));
   return result.ok ? { flags: result.value } : { error: result.error };
+}
+
+/** Where a command prints: its help to stdout, its error lines to stderr. */
+export interface CommandStreams {
+  readonly stdout: { write(chunk: string): unknown };
+  readonly stderr: { write(chunk: string): unknown };
+  readonly env: Env;
+}
+
+/**
+ * The flags, or the exit code once the command's help (0) or its error lines (2) are printed:
+ * what every command does first.
+ */
+export function flagsOrExit<T>(argv: readonly string[], io: CommandStreams, command: CommandDefinition<T>): { readonly flags: T } | { readonly exit: number } {
+  const parsed = parseCommandFlags(argv, io.env, command);
+  if ('help' in parsed) {
+    io.stdout.write(command.usage);
+    return { exit: 0 };
+  }
+  if ('error' in parsed) {
+    for (const line of parsed.error.lines) io.stderr.write(`${line}\n`);
+    return { exit: 2 };
+  }
+  return parsed;
 }
 
 /** How every command's --help ends: the grammar, in two sentences. */

@@ -46,6 +46,21 @@ export interface FlagSpec {
   readonly help: string;
 }
 
+/** A flag that takes a value; `key` is the flag in camelCase. */
+export function valueFlag(flag: string, placeholder: string, defaultText: string | undefined, help: string, more: { short?: string; env?: readonly string[] } = {}): FlagSpec {
+  return { key: camelKey(flag), flag, boolean: false, placeholder, env: more.env ?? [], defaultText, help, ...(more.short === undefined ? {} : { short: more.short }) };
+}
+
+/** A boolean flag, false unless given. */
+export function booleanFlag(flag: string, help: string): FlagSpec {
+  return { key: camelKey(flag), flag, boolean: true, env: [], defaultText: 'false', help };
+}
+
+/** --lease-namespace → leaseNamespace. */
+function camelKey(flag: string): string {
+  return flag.replace(/^--/, '').replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+}
+
 /** A value and where it came from: `--grace`, `-o`, `POD_NAME`, `config file /etc/x.yaml`, `default`. */
 export interface Sourced {
   readonly value: unknown;

@@ -17,12 +17,11 @@ import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import { SystemClock } from '../clock/clock.ts';
-import { flagsHelp, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
+import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
 import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
 import { formatDuration } from '../config/duration.ts';
-import type { FlagSpec } from '../config/flag-grammar.ts';
+import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import type { HostPort } from '../config/host-port.ts';
-import type { Env } from '../config/parse-settings.ts';
 import { address, dnsLabel, duration, goBool, logLevel, text } from '../config/value-schemas.ts';
 import { electionLeaseApi } from '../election/election-lease-api.ts';
 import {
@@ -51,22 +50,18 @@ import type { CommandIo } from '../cli/command-io.ts';
 /** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
 export type ControllerIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
-function spec(key: string, flag: string, placeholder: string, defaultText: string | undefined, help: string, env: readonly string[] = []): FlagSpec {
-  return { key, flag, boolean: false, placeholder, env, defaultText, help };
-}
-
 const CONTROLLER_SPECS: readonly FlagSpec[] = [
   ...READER_FLAG_SPECS,
-  spec('namespace', '--namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the election lease', ['POD_NAMESPACE']),
-  spec('identity', '--identity', 'ID', undefined, "this replica's name in the election (default $POD_NAME, else the host name)", ['POD_NAME']),
-  spec('monitorPeriod', '--monitor-period', 'DURATION', formatDuration(DEFAULT_MONITOR_PERIOD_MS), 'how often the whole fleet is judged'),
-  spec('leaderElectLeaseDuration', '--leader-elect-lease-duration', 'DURATION', formatDuration(DEFAULT_LEASE_DURATION_MS), "the election lease's duration (whole seconds)"),
-  spec('leaderElectRenewDeadline', '--leader-elect-renew-deadline', 'DURATION', formatDuration(DEFAULT_RENEW_DEADLINE_MS), 'how long the leader keeps trying to renew before it stops leading'),
-  spec('leaderElectRetryPeriod', '--leader-elect-retry-period', 'DURATION', formatDuration(DEFAULT_RETRY_PERIOD_MS), 'time between attempts to acquire or renew'),
-  { key: 'taint', flag: '--taint', boolean: true, env: [], defaultText: 'false', help: `also add/remove the ${SILENT_TAINT_KEY}:NoSchedule taint` },
-  spec('maxWritesPerSecond', '--max-writes-per-second', 'N', '10', 'rate limit of all writes to Nodes and Events'),
-  spec('httpAddress', '--http-address', 'HOST:PORT', ':9357', '/metrics and /healthz'),
-  spec('logLevel', '--log-level', 'LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace or silent'),
+  valueFlag('--namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the election lease', { env: ['POD_NAMESPACE'] }),
+  valueFlag('--identity', 'ID', undefined, "this replica's name in the election; the host name when unset", { env: ['POD_NAME'] }),
+  valueFlag('--monitor-period', 'DURATION', formatDuration(DEFAULT_MONITOR_PERIOD_MS), 'how often the whole fleet is judged'),
+  valueFlag('--leader-elect-lease-duration', 'DURATION', formatDuration(DEFAULT_LEASE_DURATION_MS), "the election lease's duration (whole seconds)"),
+  valueFlag('--leader-elect-renew-deadline', 'DURATION', formatDuration(DEFAULT_RENEW_DEADLINE_MS), 'how long the leader keeps trying to renew before it stops leading'),
+  valueFlag('--leader-elect-retry-period', 'DURATION', formatDuration(DEFAULT_RETRY_PERIOD_MS), 'time between attempts to acquire or renew'),
+  booleanFlag('--taint', `also add/remove the ${SILENT_TAINT_KEY}:NoSchedule taint`),
+  valueFlag('--max-writes-per-second', 'N', '10', 'rate limit of all writes to Nodes and Events'),
+  valueFlag('--http-address', 'HOST:PORT', ':9357', '/metrics and /healthz'),
+  valueFlag('--log-level', 'LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace or silent'),
 ];
 
 const USAGE = `Usage: nodepulse controller [flags]
@@ -153,25 +148,14 @@ function toControllerFlags(f: ControllerFields): ControllerFlags {
 
 const CONTROLLER_COMMAND: CommandDefinition<ControllerFlags> = {
   name: 'nodepulse controller',
+  usage: USAGE,
   specs: CONTROLLER_SPECS,
   schema: controllerFields.pipe(z.custom<ControllerFields>().superRefine(checkCrossFieldRules(CONTROLLER_RULES)).transform(toControllerFlags)),
 };
 
-/** Parses flags (and POD_NAMESPACE, POD_NAME): the help, the flags, or a ConfigError. */
-export function parseControllerFlags(argv: readonly string[], env: Env): CommandFlags<ControllerFlags> {
-  return parseCommandFlags(argv, env, CONTROLLER_COMMAND);
-}
-
 export async function runController(argv: string[], io: ControllerIo, signal: AbortSignal): Promise<number> {
-  const parsed = parseControllerFlags(argv, io.env);
-  if ('help' in parsed) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  if ('error' in parsed) {
-    for (const line of parsed.error.lines) io.stderr.write(`${line}\n`);
-    return 2;
-  }
+  const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
   const clock = io.clock ?? new SystemClock();
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });

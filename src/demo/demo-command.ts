@@ -22,8 +22,8 @@ import { startApiServer, type ApiServerHandle } from '../apiserver/api-server.ts
 import { writeKubeconfig } from '../apiserver/kubeconfig.ts';
 import { registerNode } from '../apiserver/register-node.ts';
 import type { Clock } from '../clock/clock.ts';
-import { flagsHelp, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition } from '../config/command-flags.ts';
-import type { FlagSpec } from '../config/flag-grammar.ts';
+import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
+import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { address, goBool, logLevel, unixSocketUrl, type Address } from '../config/value-schemas.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
@@ -60,18 +60,10 @@ const DEMO_TIMINGS = [
 ];
 
 const DEMO_SPECS: readonly FlagSpec[] = [
-  { key: 'forever', flag: '--forever', boolean: true, env: [], defaultText: 'false', help: 'run on after the scenario, until interrupted' },
-  { key: 'httpAddress', flag: '--http-address', boolean: false, placeholder: 'HOST:PORT', env: [], defaultText: '127.0.0.1:9356', help: "the agent's /status and /metrics" },
-  {
-    key: 'criEndpoint',
-    flag: '--cri-endpoint',
-    boolean: false,
-    placeholder: 'URL',
-    env: [],
-    defaultText: undefined,
-    help: 'observe this real runtime (a unix:// URL) instead of the simulated one; it is never hung, only watched',
-  },
-  { key: 'logLevel', flag: '--log-level', boolean: false, placeholder: 'LEVEL', env: [], defaultText: 'silent', help: "the agent's log level (its JSON lines go to stderr)" },
+  booleanFlag('--forever', 'run on after the scenario, until interrupted'),
+  valueFlag('--http-address', 'HOST:PORT', '127.0.0.1:9356', "the agent's /status and /metrics"),
+  valueFlag('--cri-endpoint', 'URL', undefined, 'observe this real runtime (a unix:// URL) instead of the simulated one; it is never hung, only watched'),
+  valueFlag('--log-level', 'LEVEL', 'silent', "the agent's log level (its JSON lines go to stderr)"),
 ];
 
 const USAGE = `Usage: nodepulse demo [flags]
@@ -86,20 +78,14 @@ ${GRAMMAR_HELP}
 
 const DEMO_COMMAND: CommandDefinition<{ forever: boolean; httpAddress: Address; criEndpoint?: string | undefined; logLevel: LogLevel }> = {
   name: 'nodepulse demo',
+  usage: USAGE,
   specs: DEMO_SPECS,
   schema: z.object({ forever: goBool, httpAddress: address('127.0.0.1:9356'), criEndpoint: unixSocketUrl.optional(), logLevel }),
 };
 
 export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
-  const parsed = parseCommandFlags(argv, io.env, DEMO_COMMAND);
-  if ('help' in parsed) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  if ('error' in parsed) {
-    for (const line of parsed.error.lines) io.stderr.write(`${line}\n`);
-    return 2;
-  }
+  const parsed = flagsOrExit(argv, io, DEMO_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
   const observeOnly = flags.criEndpoint !== undefined;
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-demo-'));

@@ -15,11 +15,10 @@
 import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import { SystemClock } from '../clock/clock.ts';
-import { flagsHelp, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
+import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
 import { checkCrossFieldRules, type CrossFieldRule } from '../config/cross-field-rules.ts';
 import { formatDuration } from '../config/duration.ts';
-import type { FlagSpec } from '../config/flag-grammar.ts';
-import type { Env } from '../config/parse-settings.ts';
+import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { loadKubeConfig } from '../kube/kube-config.ts';
@@ -42,9 +41,9 @@ import type { CommandIo } from '../cli/command-io.ts';
 export type FleetIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
 const FLEET_SPECS: readonly FlagSpec[] = [
-  { key: 'output', flag: '--output', short: 'o', boolean: false, placeholder: 'table|json', env: [], defaultText: 'table', help: 'output format' },
-  { key: 'watch', flag: '--watch', boolean: true, env: [], defaultText: 'false', help: 'keep watching; reprint when a verdict changes' },
-  { key: 'observe', flag: '--observe', boolean: false, placeholder: 'DURATION', env: [], defaultText: undefined, help: 'watch for DURATION (at least --grace), then judge and exit' },
+  valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),
+  booleanFlag('--watch', 'keep watching; reprint when a verdict changes'),
+  valueFlag('--observe', 'DURATION', undefined, 'watch for DURATION (at least --grace), then judge and exit'),
   ...READER_FLAG_SPECS,
 ];
 
@@ -99,25 +98,14 @@ function toFleetFlags(f: FleetFields): FleetFlags {
 
 const FLEET_COMMAND: CommandDefinition<FleetFlags> = {
   name: 'nodepulse fleet',
+  usage: USAGE,
   specs: FLEET_SPECS,
   schema: fleetFields.pipe(z.custom<FleetFields>().superRefine(checkCrossFieldRules(FLEET_RULES)).transform(toFleetFlags)),
 };
 
-/** Parses flags: the help, the flags, or a ConfigError with one `key: value must be rule` line per problem. */
-export function parseFleetFlags(argv: readonly string[], env: Env = {}): CommandFlags<FleetFlags> {
-  return parseCommandFlags(argv, env, FLEET_COMMAND);
-}
-
 export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal): Promise<number> {
-  const parsed = parseFleetFlags(argv, io.env);
-  if ('help' in parsed) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  if ('error' in parsed) {
-    for (const line of parsed.error.lines) io.stderr.write(`${line}\n`);
-    return 2;
-  }
+  const parsed = flagsOrExit(argv, io, FLEET_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
   const clock = io.clock ?? new SystemClock();
   let client: KubeClient;

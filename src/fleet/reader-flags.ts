@@ -13,7 +13,7 @@
 // A command spreads READER_FLAG_SPECS into its specs and readerFlagShape into its zod object, and
 // reads the result with readerFlags().
 import { formatDuration } from '../config/duration.ts';
-import type { FlagSpec } from '../config/flag-grammar.ts';
+import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, filePath, text, type Timed } from '../config/value-schemas.ts';
 import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from './fleet-view.ts';
 import { parseLabelSelector, SelectorError, type LabelSelector } from './label-selector.ts';
@@ -28,16 +28,12 @@ export interface ReaderFlags {
   readonly grace: Timed;
 }
 
-function spec(key: string, flag: string, placeholder: string, defaultText: string | undefined, help: string): FlagSpec {
-  return { key, flag, boolean: false, placeholder, env: [], defaultText, help };
-}
-
 export const READER_FLAG_SPECS: readonly FlagSpec[] = [
-  spec('kubeconfig', '--kubeconfig', 'FILE', undefined, 'kubeconfig file (default $KUBECONFIG, else in-cluster)'),
-  spec('context', '--context', 'NAME', undefined, "the kubeconfig context to use (default the kubeconfig's current-context)"),
-  spec('leaseNamespace', '--lease-namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the agent leases'),
-  spec('nodeSelector', '--node-selector', 'SELECTOR', DEFAULT_NODE_SELECTOR, 'only judge nodes matching this label selector'),
-  spec('grace', '--grace', 'DURATION', formatDuration(DEFAULT_GRACE_MS), 'how long a lease may stand still and stay Fresh'),
+  valueFlag('--kubeconfig', 'FILE', undefined, 'kubeconfig file (default $KUBECONFIG, else in-cluster)'),
+  valueFlag('--context', 'NAME', undefined, "the kubeconfig context to use (default the kubeconfig's current-context)"),
+  valueFlag('--lease-namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the agent leases'),
+  valueFlag('--node-selector', 'SELECTOR', DEFAULT_NODE_SELECTOR, 'only judge nodes matching this label selector'),
+  valueFlag('--grace', 'DURATION', formatDuration(DEFAULT_GRACE_MS), 'how long a lease may stand still and stay Fresh'),
 ];
 
 const labelSelector = text().transform((written, ctx): LabelSelector => {

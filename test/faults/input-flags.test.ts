@@ -7,7 +7,6 @@
 // The commands run in process, with an already aborted signal and an empty environment: a row
 // whose flags were wrongly accepted would then stop at once instead of serving.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { describe, test } from 'node:test';
 import { runAgentCommand } from '../../src/cli/agent-command.ts';
 import { runCheck } from '../../src/cli/check-command.ts';
@@ -16,8 +15,7 @@ import { ManualClock } from '../../src/clock/manual-clock.ts';
 import { runController } from '../../src/controller/controller-command.ts';
 import { runDemo } from '../../src/demo/demo-command.ts';
 import { runFleet } from '../../src/fleet/fleet-command.ts';
-import { AGENT_MAIN, NODE_24, REPO_ROOT } from '../support/agent-process.ts';
-import { clock } from './api-world.ts';
+import { runBuiltCli } from '../support/run-cli.ts';
 
 type Run = (argv: string[], io: CommandIo, signal: AbortSignal) => Promise<number>;
 
@@ -190,27 +188,6 @@ for (const command of COMMANDS) {
   });
 }
 
-/** The CLI validates and exits in well under a second; 15 s covers a loaded CI machine. */
-const CLI_TIMEOUT_MS = 15_000;
-
-function runCli(argv: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE_24, [AGENT_MAIN, ...argv], { cwd: REPO_ROOT, env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin' }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    const timer = clock.after(CLI_TIMEOUT_MS, () => {
-      child.kill('SIGKILL');
-      reject(new Error(`nodepulse ${argv.join(' ')}: must exit within ${CLI_TIMEOUT_MS} ms`));
-    });
-    child.once('exit', (code) => {
-      timer.cancel();
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 test('every command through the built CLI: exit 2, the lines on stderr, nothing on stdout', { timeout: 60_000 }, async () => {
   const rows: ReadonlyArray<{ argv: readonly string[]; stderr: string }> = [
     { argv: ['agent', '--node-name', 'n1', '--relist-period=fast', '--bogus'], stderr: 'flag: --bogus must be a flag of nodepulse agent\n' },
@@ -219,6 +196,6 @@ test('every command through the built CLI: exit 2, the lines on stderr, nothing 
     { argv: ['check', '--deadline'], stderr: 'flag: --deadline must be followed by a value\n' },
     { argv: ['demo', '--forever=sometimes'], stderr: 'forever: sometimes must be true or false (from --forever)\n' },
   ];
-  const runs = await Promise.all(rows.map((row) => runCli(row.argv)));
+  const runs = await Promise.all(rows.map((row) => runBuiltCli(row.argv)));
   rows.forEach((row, i) => assert.deepEqual(runs[i], { code: 2, stdout: '', stderr: row.stderr }, row.argv.join(' ')));
 });
