@@ -17,7 +17,8 @@ import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import { SystemClock } from '../clock/clock.ts';
-import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
+import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
+import type { Env } from '../config/parse-settings.ts';
 import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
 import { formatDuration } from '../config/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
@@ -152,6 +153,11 @@ const CONTROLLER_COMMAND: CommandDefinition<ControllerFlags> = {
   specs: CONTROLLER_SPECS,
   schema: controllerFields.pipe(z.custom<ControllerFields>().superRefine(checkCrossFieldRules(CONTROLLER_RULES)).transform(toControllerFlags)),
 };
+
+/** The controller's flags (with POD_NAMESPACE and POD_NAME): the help, the flags, or a ConfigError. */
+export function parseControllerFlags(argv: readonly string[], env: Env): CommandFlags<ControllerFlags> {
+  return parseCommandFlags(argv, env, CONTROLLER_COMMAND);
+}
 
 export async function runController(argv: string[], io: ControllerIo, signal: AbortSignal): Promise<number> {
   const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
