@@ -102,7 +102,6 @@ export const RENEW_JITTER_FRACTION = 0.04;
 export const RENEW_INTERVAL_FRACTION = 0.25;
 /** Stuck window = relist deadline + this. */
 export const STUCK_WINDOW_SLACK_MS = 30_000;
-export { MAX_DURATION_MS } from './value-schemas.ts';
 /** gRPC takes its receive limit as a 32-bit int. */
 const MAX_MESSAGE_BYTES = 2 ** 31 - 1;
 const MIN_MESSAGE_BYTES = 1024;
