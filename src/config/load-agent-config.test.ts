@@ -66,6 +66,12 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     { argv: [...N, '--relist-period', '0'], line: 'relistPeriod: 0 must be longer than 0s (from --relist-period)' },
     { argv: [...N, '--relist-period', '1500us'], line: 'relistPeriod: 1500us must be a whole number of milliseconds (from --relist-period)' },
     { argv: [...N, '--relist-threshold', '25h'], line: 'relistThreshold: 25h must be at most 24h0m0s (from --relist-threshold)' },
+    // Two rules of one key broken at once: the line names the first (form before range).
+    { argv: [...N, '--relist-threshold', '25h0m0.5ms'], line: 'relistThreshold: 25h0m0.5ms must be a whole number of milliseconds (from --relist-threshold)' },
+    {
+      argv: [...N, '--cri-endpoint', `tcp://${'d'.repeat(120)}`],
+      line: `criEndpoint: tcp://${'d'.repeat(73)}… must be a unix:// URL with an absolute socket path, such as unix:///run/containerd/containerd.sock (from --cri-endpoint)`,
+    },
     {
       argv: [...N, '--lease-duration', '1500ms'],
       line: 'leaseDuration: 1500ms must be a whole number of seconds (leaseDurationSeconds is an integer) (from --lease-duration)',
