@@ -42,6 +42,7 @@ const LINES: ReadonlyArray<{ what: string; code: string }> = [
   { what: 'pino', code: "await import('pino');" },
   { what: 'prom-client', code: "await import('prom-client');" },
   { what: 'yaml', code: "await import('yaml');" },
+  { what: "zod/v3 (the config schema's import)", code: "await import('zod/v3');" },
   { what: '@kubernetes/client-node/dist/config_types.js (kube/ config)', code: "await import('@kubernetes/client-node/dist/config_types.js');" },
   { what: 'every agent module (dist/src/cli/agent-command.js)', code: "await import('./dist/src/cli/agent-command.js');" },
 ];

@@ -9,7 +9,8 @@ import { Registry } from 'prom-client';
 import { Agent } from '../agent/agent.ts';
 import { DebugHookError, installDebugHooks } from '../agent/debug-hooks.ts';
 import { ResolvingRuntimeClient } from '../agent/resolving-runtime-client.ts';
-import { agentUsage, isHelpRequest } from '../config/agent-usage.ts';
+import { agentUsage } from '../config/agent-usage.ts';
+import { wantsHelp } from '../config/flag-grammar.ts';
 import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-config.ts';
 import { printableConfig } from '../config/printable-config.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
@@ -19,13 +20,13 @@ import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from './command-io.ts';
 
 export async function runAgentCommand(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
-  if (isHelpRequest(argv)) {
+  if (wantsHelp(argv)) {
     io.stdout.write(agentUsage());
     return 0;
   }
   const loaded = loadAgentConfig({ argv, env: io.env, readFile: readConfigFile });
   if (!loaded.ok) {
-    for (const line of loaded.errors) io.stderr.write(`${line}\n`);
+    for (const line of loaded.error.lines) io.stderr.write(`${line}\n`);
     return 2;
   }
   const { config } = loaded;

@@ -1,13 +1,16 @@
-// `nodepulse check [--cri-endpoint URL] [-o text|json] [--deadline 10s] [--max-message-size N]`
+// `nodepulse check [--cri-endpoint URL] [-o text|json] [--deadline 10s] [--max-message-size 16Mi]`
 //
 // One relist plus Status and Version against the node's runtime, printed for a person (text)
 // or a script (json). Exit 0 when the relist answered; 1 when it did not, or when no socket
-// exists (naming the path, or every path tried); 2 for bad flags.
+// exists (naming the path, or every path tried); 2 for bad flags (the grammar of every command,
+// config/flag-grammar.ts; each value checked by the zod schema below, one line per problem).
 import { existsSync } from 'node:fs';
-import { parseArgs } from 'node:util';
-import { parseDuration } from '../config/duration.ts';
+import { z } from 'zod/v3';
+import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
+import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
+import { byteSize, duration, oneOf, text, type Timed } from '../config/value-schemas.ts';
 import { toFault, type CriFault } from '../cri/cri-error.ts';
-import { NoCriEndpointError, resolveCriEndpoint, type ResolvedCriEndpoint } from '../cri/endpoint.ts';
+import { NoCriEndpointError, parseCriEndpoint, resolveCriEndpoint, type ResolvedCriEndpoint } from '../cri/endpoint.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import type { RuntimeCondition, RuntimeVersion } from '../cri/types.ts';
 import { countListing, type RelistCounts } from '../relist/relister.ts';
@@ -27,43 +30,59 @@ export interface CheckReport {
   readonly statusFault: CriFault | null;
 }
 
-export async function runCheck(argv: readonly string[], io: CommandIo): Promise<number> {
-  let flags;
+const CHECK_SPECS: readonly FlagSpec[] = [
+  valueFlag(
+    '--cri-endpoint',
+    'URL',
+    undefined,
+    "the runtime's socket, unix:///path or /path (default $CONTAINER_RUNTIME_ENDPOINT, else the first of containerd's, CRI-O's and cri-dockerd's that exists)",
+  ),
+  valueFlag('--output', 'text|json', 'text', 'output format', { short: 'o' }),
+  valueFlag('--deadline', 'DURATION', '10s', 'one deadline for the relist, Status and Version'),
+  valueFlag('--max-message-size', 'BYTES', '16Mi', 'largest CRI answer accepted'),
+];
+
+const USAGE = `Usage: nodepulse check [flags]
+
+Relists the node's runtime once, with its Status and Version, and prints what it holds.
+Exit codes: 0 the relist answered, 1 it did not (or no runtime socket exists), 2 bad flags.
+
+Flags:
+${flagsHelp(CHECK_SPECS)}
+${GRAMMAR_HELP}
+`;
+
+/** Both forms resolveCriEndpoint takes: crictl's URL, or the bare path. */
+const criEndpoint = text().refine((written) => {
   try {
-    flags = parseArgs({
-      args: [...argv],
-      options: {
-        'cri-endpoint': { type: 'string' },
-        output: { type: 'string', short: 'o', default: 'text' },
-        deadline: { type: 'string', default: '10s' },
-        'max-message-size': { type: 'string', default: '16777216' },
-      },
-      strict: true,
-      allowPositionals: false,
-    }).values;
-  } catch (err) {
-    io.stderr.write(`nodepulse check: ${(err as Error).message}\n`);
-    return 2;
+    parseCriEndpoint(written);
+    return true;
+  } catch {
+    return false;
   }
-  const output = flags.output;
-  if (output !== 'text' && output !== 'json') {
-    io.stderr.write(`nodepulse check: output: ${JSON.stringify(output)} must be text or json\n`);
-    return 2;
-  }
-  const deadlineMs = parseDuration(flags.deadline);
-  if (deadlineMs === undefined || deadlineMs <= 0) {
-    io.stderr.write(`nodepulse check: deadline: ${JSON.stringify(flags.deadline)} must be a positive duration such as 10s\n`);
-    return 2;
-  }
-  const maxMessageBytes = Number(flags['max-message-size']);
-  if (!Number.isSafeInteger(maxMessageBytes) || maxMessageBytes <= 0) {
-    io.stderr.write(`nodepulse check: max-message-size: ${JSON.stringify(flags['max-message-size'])} must be a positive whole number of bytes\n`);
-    return 2;
-  }
+}, 'unix:///absolute/path or an absolute path');
+
+const CHECK_COMMAND: CommandDefinition<{ criEndpoint?: string | undefined; output: 'text' | 'json'; deadline: Timed; maxMessageSize: number }> = {
+  name: 'nodepulse check',
+  usage: USAGE,
+  specs: CHECK_SPECS,
+  schema: z.object({
+    criEndpoint: criEndpoint.optional(),
+    output: oneOf(['text', 'json']),
+    deadline: duration(),
+    maxMessageSize: byteSize(1024, 2 ** 31 - 1, '(gRPC takes a 32-bit limit)'),
+  }),
+};
+
+export async function runCheck(argv: readonly string[], io: CommandIo): Promise<number> {
+  const parsed = flagsOrExit(argv, io, CHECK_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
+  const { output, deadline, maxMessageSize: maxMessageBytes } = parsed.flags;
+  const deadlineMs = deadline.ms;
 
   let resolved: ResolvedCriEndpoint;
   try {
-    resolved = resolveCriEndpoint({ flag: flags['cri-endpoint'], env: io.env });
+    resolved = resolveCriEndpoint({ flag: parsed.flags.criEndpoint, env: io.env });
   } catch (err) {
     io.stderr.write(`nodepulse check: ${(err as Error).message}\n`);
     return err instanceof NoCriEndpointError ? 1 : 2;

@@ -8,9 +8,14 @@
 // POD_NAMESPACE (downward API), CONTAINER_RUNTIME_ENDPOINT (crictl's), KUBECONFIG (kubectl's).
 // When both are set, the NODEPULSE_ one wins: it can only have been meant for nodepulse.
 //
+// The flags follow the one grammar of every command (flag-grammar.ts); nodeCondition is the one
+// boolean. Two flags are the command's, not config keys: --config FILE and --print-config.
+//
 // Defaults are written as Go prints a duration ("40s", "3m0s"), and go through the same schema as
 // any other value. Two defaults are derived from other keys and have no text here:
 // renewInterval (leaseDuration × 0.25, upstream) and stuckWindow (relistDeadline + 30 s).
+
+import type { FlagSpec } from './flag-grammar.ts';
 
 export const AGENT_CONFIG_KEYS = [
   'nodeName',
@@ -38,17 +43,9 @@ export const AGENT_CONFIG_KEYS = [
 
 export type AgentConfigKey = (typeof AGENT_CONFIG_KEYS)[number];
 
-export interface AgentConfigKeySpec {
+/** A key's flag (`--relist-deadline`), its variables (highest precedence first), default and help. */
+export interface AgentConfigKeySpec extends FlagSpec {
   readonly key: AgentConfigKey;
-  /** The flag, e.g. `--relist-deadline`. */
-  readonly flag: string;
-  /** Environment variables, highest precedence first. */
-  readonly env: readonly string[];
-  /** A boolean flag: `--node-condition` alone means true; a value needs `=` (as Go's flag). */
-  readonly boolean: boolean;
-  /** The default as written text, or undefined (required, optional, or derived: see help). */
-  readonly defaultText: string | undefined;
-  readonly help: string;
 }
 
 /** The well-known variable some keys also read, below their NODEPULSE_ variable. */
@@ -57,6 +54,17 @@ const WELL_KNOWN_ENV: Partial<Record<AgentConfigKey, string>> = {
   leaseNamespace: 'POD_NAMESPACE',
   criEndpoint: 'CONTAINER_RUNTIME_ENDPOINT',
   kubeconfig: 'KUBECONFIG',
+};
+
+const PLACEHOLDERS: Partial<Record<AgentConfigKey, string>> = {
+  nodeName: 'NAME',
+  nodeCondition: 'BOOL',
+  criEndpoint: 'URL',
+  kubeconfig: 'FILE',
+  leaseNamespace: 'NAMESPACE',
+  maxMessageSize: 'BYTES',
+  httpAddress: 'HOST:PORT',
+  logLevel: 'LEVEL',
 };
 
 const DEFAULTS: Record<AgentConfigKey, string | undefined> = {
@@ -122,10 +130,32 @@ export const AGENT_CONFIG_SPECS: readonly AgentConfigKeySpec[] = AGENT_CONFIG_KE
     flag: `--${kebab(key)}`,
     env: wellKnown === undefined ? [`NODEPULSE_${upperSnake(key)}`] : [`NODEPULSE_${upperSnake(key)}`, wellKnown],
     boolean: key === 'nodeCondition',
+    placeholder: PLACEHOLDERS[key] ?? 'DURATION',
     defaultText: DEFAULTS[key],
     help: HELP[key],
   };
 });
+
+/** `--config FILE`: the file layer, below flags and env. */
+export const CONFIG_FILE_SPEC: FlagSpec = {
+  key: 'config',
+  flag: '--config',
+  boolean: false,
+  placeholder: 'FILE',
+  env: ['NODEPULSE_CONFIG'],
+  defaultText: undefined,
+  help: 'YAML or JSON file of camelCase keys, read below flags and env',
+};
+
+/** `--print-config`: print the effective config and exit. */
+export const PRINT_CONFIG_SPEC: FlagSpec = {
+  key: 'printConfig',
+  flag: '--print-config',
+  boolean: true,
+  env: [],
+  defaultText: 'false',
+  help: 'print the effective config (itself a valid --config file) and exit',
+};
 
 /** The spec of a key; every key has one. */
 export function specOf(key: AgentConfigKey): AgentConfigKeySpec {

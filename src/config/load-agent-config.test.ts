@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
+import { ZodError } from 'zod/v3';
 import { AGENT_CONFIG_KEYS, AGENT_CONFIG_SPECS } from './agent-config-keys.ts';
 import { loadAgentConfig, type LoadAgentConfigInput } from './load-agent-config.ts';
 import { printableConfig } from './printable-config.ts';
@@ -21,12 +22,12 @@ function load(argv: readonly string[], env: Record<string, string> = {}, files: 
 function errorsOf(argv: readonly string[], env: Record<string, string> = {}, files: Record<string, string> = {}): readonly string[] {
   const result = load(argv, env, files);
   assert.equal(result.ok, false, `precondition: ${JSON.stringify(argv)} must be rejected`);
-  return result.ok ? [] : result.errors;
+  return result.ok ? [] : result.error.lines;
 }
 
 function configOf(argv: readonly string[], env: Record<string, string> = {}, files: Record<string, string> = {}) {
   const result = load(argv, env, files);
-  if (!result.ok) assert.fail(`expected a valid config, got:\n${result.errors.join('\n')}`);
+  if (!result.ok) assert.fail(`expected a valid config, got:\n${result.error.lines.join('\n')}`);
   return result;
 }
 
@@ -65,6 +66,12 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     { argv: [...N, '--relist-period', '0'], line: 'relistPeriod: 0 must be longer than 0s (from --relist-period)' },
     { argv: [...N, '--relist-period', '1500us'], line: 'relistPeriod: 1500us must be a whole number of milliseconds (from --relist-period)' },
     { argv: [...N, '--relist-threshold', '25h'], line: 'relistThreshold: 25h must be at most 24h0m0s (from --relist-threshold)' },
+    // Two rules of one key broken at once: the line names the first (form before range).
+    { argv: [...N, '--relist-threshold', '25h0m0.5ms'], line: 'relistThreshold: 25h0m0.5ms must be a whole number of milliseconds (from --relist-threshold)' },
+    {
+      argv: [...N, '--cri-endpoint', `tcp://${'d'.repeat(120)}`],
+      line: `criEndpoint: tcp://${'d'.repeat(73)}… must be a unix:// URL with an absolute socket path, such as unix:///run/containerd/containerd.sock (from --cri-endpoint)`,
+    },
     {
       argv: [...N, '--lease-duration', '1500ms'],
       line: 'leaseDuration: 1500ms must be a whole number of seconds (leaseDurationSeconds is an integer) (from --lease-duration)',
@@ -130,7 +137,9 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     { argv: [...N, '--relist-deadlin', '5m'], line: 'flag: --relist-deadlin must be a flag of nodepulse agent (did you mean --relist-deadline?)' },
     { argv: [...N, 'extra'], line: 'argument: extra must be a flag (nodepulse agent takes no positional arguments)' },
     { argv: [...N, '--relist-period'], line: 'flag: --relist-period must be followed by a value' },
-    { argv: [...N, '--print-config=yes'], line: 'flag: --print-config=yes must be given without a value' },
+    { argv: [...N, '--print-config=yes'], line: 'printConfig: yes must be true or false (from --print-config)' },
+    { argv: [...N, '-relist-deadline', '5m'], line: 'flag: -relist-deadline must be a flag of nodepulse agent (did you mean --relist-deadline?)' },
+    { argv: [...N, '--config='], line: 'config: "" must be a file path (from --config)' },
     { argv: [...N, '--config', '/etc/nodepulse/missing.yaml'], line: "config: /etc/nodepulse/missing.yaml must be a readable file (ENOENT: no such file or directory, open '/etc/nodepulse/missing.yaml')" },
     // Env is named as the source.
     { argv: [], env: { NODE_NAME: 'x', NODEPULSE_RELIST_PERIOD: 'soon' }, line: 'relistPeriod: soon must be a duration such as 500ms, 10s or 3m (from NODEPULSE_RELIST_PERIOD)' },
@@ -179,6 +188,38 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     for (const row of rows) {
       assert.deepEqual(errorsOf([...N, '--config', file], {}, { [file]: row.yaml }), [`${row.line} (from config file ${file})`], row.yaml);
     }
+  });
+
+  it('a rejected value carries the ZodError as its cause; a rejected argv has none to carry', () => {
+    const bad = load([...N, '--relist-deadline', '5m']);
+    assert.ok(!bad.ok && bad.error.cause instanceof ZodError, 'a cross-field rule: the cause is a ZodError');
+    assert.deepEqual(bad.error.cause.issues.map((i) => [i.path.join('.'), i.message]), [['relistDeadline', 'shorter than relistThreshold (3m0s)']]);
+    const typo = load([...N, '--relist-period', 'soon']);
+    assert.ok(!typo.ok && typo.error.cause instanceof ZodError, 'a single key: the cause is a ZodError');
+    assert.equal(typo.error.code, 'config_invalid');
+    assert.equal(typo.error.message, typo.error.lines.join('\n'));
+    const file = load([...N, '--config', '/c.yaml'], {}, { '/c.yaml': 'colour: blue\n' });
+    assert.ok(!file.ok && file.error.cause instanceof ZodError, "the file's shape: the cause is a ZodError");
+    const argv = load([...N, '--colour']);
+    assert.ok(!argv.ok && argv.error.cause === undefined, 'the grammar is not zod: no cause');
+  });
+
+  it("no zod message of its own reaches a line: every key, fed every kind of wrong value from a file, reads 'must be' and a rule", () => {
+    const file = '/c.yaml';
+    const wrong: readonly unknown[] = [7, -1.5, true, null, [], ['a'], {}, { a: 1 }, '', ' ', 'x'];
+    let lines = 0;
+    for (const key of AGENT_CONFIG_KEYS) {
+      for (const value of wrong) {
+        const result = load(key === 'nodeName' ? ['--config', file] : [...N, '--config', file], {}, { [file]: stringify({ [key]: value }) });
+        if (result.ok) continue;
+        for (const line of result.error.lines) {
+          lines++;
+          assert.match(line, new RegExp(`^${key}: .+ must be [a-z0-9(]`), `${key} = ${JSON.stringify(value)}`);
+          assert.doesNotMatch(line, /Expected|Required|Invalid|received/, `${key} = ${JSON.stringify(value)}: zod's default wording`);
+        }
+      }
+    }
+    assert.ok(lines > AGENT_CONFIG_KEYS.length * 5, `precondition: most wrong values are rejected (${lines} lines)`);
   });
 
   it('accepts the edges of every range', () => {
@@ -311,8 +352,8 @@ describe('loadAgentConfig: sources and precedence', () => {
     assert.equal(configOf([...N, '--config', file], {}, { [file]: '' }).config.nodeName, 'node-a');
   });
 
-  it('flags take --flag value, --flag=value, -flag value; the last repeat wins; booleans need =', () => {
-    const { config } = configOf(['-node-name', 'a', '--relist-period=2s', '--relist-period', '3s', '--node-condition=false']);
+  it('flags take --flag value and --flag=value; the last repeat wins; booleans need =', () => {
+    const { config } = configOf(['--node-name', 'a', '--relist-period=2s', '--relist-period', '3s', '--node-condition=false']);
     assert.equal(config.nodeName, 'a');
     assert.equal(config.relistPeriodMs, 3_000);
     assert.equal(config.nodeCondition, false);

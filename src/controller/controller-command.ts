@@ -7,14 +7,23 @@
 // lease to expire.
 //
 // Exit codes: 0 after a clean stop, 1 when it cannot start (kubeconfig, port), 2 bad flags.
+//
+// Flags: the grammar of every command (config/flag-grammar.ts); the reader flags are the ones
+// `fleet` takes (fleet/reader-flags.ts). The election's timing rules are checked here, as
+// cross-field rules, before the elector checks them again on construction.
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
-import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
+import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import { SystemClock } from '../clock/clock.ts';
-import { formatDuration, parseDuration } from '../config/duration.ts';
-import { parseHostPort, type HostPort } from '../config/host-port.ts';
+import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
+import type { Env } from '../config/parse-settings.ts';
+import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
+import { formatDuration } from '../config/duration.ts';
+import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
+import type { HostPort } from '../config/host-port.ts';
+import { address, dnsLabel, duration, goBool, logLevel, text } from '../config/value-schemas.ts';
 import { electionLeaseApi } from '../election/election-lease-api.ts';
 import {
   DEFAULT_LEASE_DURATION_MS,
@@ -22,11 +31,12 @@ import {
   DEFAULT_RETRY_PERIOD_MS,
   ELECTION_LEASE_NAME,
   LeaderElector,
-  validateElectionTimings,
+  RETRY_JITTER,
 } from '../election/leader-elector.ts';
-import { AGENT_LEASE_SELECTOR, DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from '../fleet/fleet-view.ts';
-import { parseLabelSelector, SelectorError, type LabelSelector } from '../fleet/label-selector.ts';
-import { createLogger, LOG_LEVELS, type LogLevel } from '../log/logger.ts';
+import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
+import type { LabelSelector } from '../fleet/label-selector.ts';
+import { READER_FLAG_SPECS, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
+import { createLogger, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { loadKubeConfig } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
@@ -34,12 +44,26 @@ import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
 import { createControllerMetrics } from './controller-metrics.ts';
 import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.ts';
-import { markerApi, NodeMarker } from './node-marker.ts';
+import { markerApi, NodeMarker, SILENT_TAINT_KEY } from './node-marker.ts';
 import { TokenBucket } from './token-bucket.ts';
 import type { CommandIo } from '../cli/command-io.ts';
 
 /** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
 export type ControllerIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
+
+const CONTROLLER_SPECS: readonly FlagSpec[] = [
+  ...READER_FLAG_SPECS,
+  valueFlag('--namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the election lease', { env: ['POD_NAMESPACE'] }),
+  valueFlag('--identity', 'ID', undefined, "this replica's name in the election; the host name when unset", { env: ['POD_NAME'] }),
+  valueFlag('--monitor-period', 'DURATION', formatDuration(DEFAULT_MONITOR_PERIOD_MS), 'how often the whole fleet is judged'),
+  valueFlag('--leader-elect-lease-duration', 'DURATION', formatDuration(DEFAULT_LEASE_DURATION_MS), "the election lease's duration (whole seconds)"),
+  valueFlag('--leader-elect-renew-deadline', 'DURATION', formatDuration(DEFAULT_RENEW_DEADLINE_MS), 'how long the leader keeps trying to renew before it stops leading'),
+  valueFlag('--leader-elect-retry-period', 'DURATION', formatDuration(DEFAULT_RETRY_PERIOD_MS), 'time between attempts to acquire or renew'),
+  booleanFlag('--taint', `also add/remove the ${SILENT_TAINT_KEY}:NoSchedule taint`),
+  valueFlag('--max-writes-per-second', 'N', '10', 'rate limit of all writes to Nodes and Events'),
+  valueFlag('--http-address', 'HOST:PORT', ':9357', '/metrics and /healthz'),
+  valueFlag('--log-level', 'LEVEL', 'info', 'pino level: fatal, error, warn, info, debug, trace or silent'),
+];
 
 const USAGE = `Usage: nodepulse controller [flags]
 
@@ -47,24 +71,13 @@ Marks RuntimeRelistUnhealthy=Unknown/AgentLeaseStale on Nodes whose agent lease 
 and False/RelistHealthy when it moves again. Runs leader-elected; run two replicas.
 
 Flags:
-  --kubeconfig PATH                     kubeconfig (default $KUBECONFIG, else in-cluster)
-  --namespace NS                        namespace of the election lease (default $POD_NAMESPACE, else ${DEFAULT_LEASE_NAMESPACE})
-  --identity ID                         this replica's name in the election (default $POD_NAME, else host name)
-  --lease-namespace NS                  namespace of the agent leases (default ${DEFAULT_LEASE_NAMESPACE})
-  --grace DURATION                      how long a lease may stand still and stay Fresh (default 50s)
-  --node-selector SEL                   only judge nodes matching SEL (default ${DEFAULT_NODE_SELECTOR})
-  --monitor-period DURATION             how often the whole fleet is judged (default 5s)
-  --leader-elect-lease-duration D       default 15s
-  --leader-elect-renew-deadline D       default 10s
-  --leader-elect-retry-period D         default 2s
-  --taint                               also add/remove the ${'nodepulse.io/agent-silent'}:NoSchedule taint
-  --max-writes-per-second N             rate limit of all writes to Nodes and Events (default 10)
-  --http-address HOST:PORT              /metrics and /healthz (default :9357)
-  --log-level LEVEL                     default info
+${flagsHelp(CONTROLLER_SPECS)}
+${GRAMMAR_HELP}
 `;
 
 interface ControllerFlags {
   readonly kubeconfig: string | undefined;
+  readonly context: string | undefined;
   readonly namespace: string;
   readonly identity: string;
   readonly leaseNamespace: string;
@@ -80,108 +93,82 @@ interface ControllerFlags {
   readonly logLevel: LogLevel;
 }
 
-export function parseControllerFlags(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-): { flags: ControllerFlags } | { problems: string[] } | { help: true } {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        kubeconfig: { type: 'string' },
-        namespace: { type: 'string' },
-        identity: { type: 'string' },
-        'lease-namespace': { type: 'string', default: DEFAULT_LEASE_NAMESPACE },
-        grace: { type: 'string', default: formatDuration(DEFAULT_GRACE_MS) },
-        'node-selector': { type: 'string', default: DEFAULT_NODE_SELECTOR },
-        'monitor-period': { type: 'string', default: formatDuration(DEFAULT_MONITOR_PERIOD_MS) },
-        'leader-elect-lease-duration': { type: 'string', default: formatDuration(DEFAULT_LEASE_DURATION_MS) },
-        'leader-elect-renew-deadline': { type: 'string', default: formatDuration(DEFAULT_RENEW_DEADLINE_MS) },
-        'leader-elect-retry-period': { type: 'string', default: formatDuration(DEFAULT_RETRY_PERIOD_MS) },
-        taint: { type: 'boolean', default: false },
-        'max-writes-per-second': { type: 'string', default: '10' },
-        'http-address': { type: 'string', default: ':9357' },
-        'log-level': { type: 'string', default: 'info' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      strict: true,
-      allowPositionals: false,
-    }));
-  } catch (err) {
-    return { problems: [`flags: ${(err as Error).message}`] };
-  }
-  if (values.help) return { help: true };
-  const problems: string[] = [];
-  const duration = (key: string, text: string): number => {
-    const ms = parseDuration(text);
-    if (ms === undefined || !(ms > 0)) {
-      problems.push(`${key}: ${JSON.stringify(text)} must be a positive duration such as 5s`);
-      return 1;
-    }
-    return ms;
-  };
-  const graceMs = duration('grace', values.grace);
-  const monitorPeriodMs = duration('monitorPeriod', values['monitor-period']);
-  const leaseDurationMs = duration('leaderElectLeaseDuration', values['leader-elect-lease-duration']);
-  const renewDeadlineMs = duration('leaderElectRenewDeadline', values['leader-elect-renew-deadline']);
-  const retryPeriodMs = duration('leaderElectRetryPeriod', values['leader-elect-retry-period']);
-  if (problems.length === 0) problems.push(...validateElectionTimings(leaseDurationMs, renewDeadlineMs, retryPeriodMs));
-  if (problems.length === 0 && !(monitorPeriodMs < graceMs)) problems.push(`monitorPeriod: ${values['monitor-period']} must be shorter than grace (${values.grace})`);
-  const rate = Number(values['max-writes-per-second']);
-  if (!(rate > 0) || !Number.isFinite(rate)) problems.push(`maxWritesPerSecond: ${JSON.stringify(values['max-writes-per-second'])} must be a number more than 0`);
-  const http = parseHostPort(values['http-address']);
-  if (http === undefined) problems.push(`httpAddress: ${JSON.stringify(values['http-address'])} must be host:port, such as :9357 or 127.0.0.1:0`);
-  const level = values['log-level'];
-  const logLevel = LOG_LEVELS.find((l) => l === level);
-  if (logLevel === undefined) problems.push(`logLevel: ${JSON.stringify(level)} must be one of ${LOG_LEVELS.join(', ')}`);
-  let selector: LabelSelector | undefined;
-  try {
-    selector = parseLabelSelector(values['node-selector']);
-  } catch (err) {
-    if (!(err instanceof SelectorError)) throw err;
-    problems.push(err.message);
-  }
-  const identity = values.identity ?? env['POD_NAME'] ?? hostname();
-  if (identity === '') problems.push('identity: "" must be non-empty');
-  if (problems.length > 0 || selector === undefined || http === undefined || logLevel === undefined) return { problems };
+const MORE_THAN_ZERO = 'a number more than 0';
+const rate = text()
+  .regex(/^\d+(\.\d+)?$/, MORE_THAN_ZERO)
+  .transform(Number)
+  .pipe(z.number().positive(MORE_THAN_ZERO));
+
+const controllerFields = z.object({
+  ...readerFlagShape,
+  namespace: dnsLabel,
+  identity: text().min(1, 'non-empty').optional(),
+  monitorPeriod: duration(),
+  leaderElectLeaseDuration: duration({ wholeSeconds: true }),
+  leaderElectRenewDeadline: duration(),
+  leaderElectRetryPeriod: duration(),
+  taint: goBool,
+  maxWritesPerSecond: rate,
+  httpAddress: address(':9357 or 127.0.0.1:0'),
+  logLevel,
+});
+type ControllerFields = z.output<typeof controllerFields>;
+
+/** The election's own rules (election/leader-elector.ts), and the monitor's against the grace. */
+const CONTROLLER_RULES: readonly CrossFieldRule<ControllerFields>[] = [
+  shorter('monitorPeriod', 'grace'),
+  shorter('leaderElectRenewDeadline', 'leaderElectLeaseDuration'),
+  {
+    key: 'leaderElectRetryPeriod',
+    holds: (f) => f.leaderElectRetryPeriod.ms * (1 + RETRY_JITTER) < f.leaderElectRenewDeadline.ms,
+    rule: (f) => `shorter than leaderElectRenewDeadline (${f.leaderElectRenewDeadline.text}) with ${RETRY_JITTER * 100}% jitter added`,
+    shown: (f) => f.leaderElectRetryPeriod.text,
+  },
+];
+
+function toControllerFlags(f: ControllerFields): ControllerFlags {
+  const reader = readerFlags(f);
   return {
-    flags: {
-      kubeconfig: values.kubeconfig,
-      namespace: values.namespace ?? env['POD_NAMESPACE'] ?? DEFAULT_LEASE_NAMESPACE,
-      identity,
-      leaseNamespace: values['lease-namespace'],
-      graceMs,
-      selector,
-      monitorPeriodMs,
-      leaseDurationMs,
-      renewDeadlineMs,
-      retryPeriodMs,
-      taint: values.taint,
-      maxWritesPerSecond: rate,
-      http,
-      logLevel,
-    },
+    kubeconfig: reader.kubeconfig,
+    context: reader.context,
+    namespace: f.namespace,
+    identity: f.identity ?? hostname(),
+    leaseNamespace: reader.leaseNamespace,
+    graceMs: reader.grace.ms,
+    selector: reader.selector,
+    monitorPeriodMs: f.monitorPeriod.ms,
+    leaseDurationMs: f.leaderElectLeaseDuration.ms,
+    renewDeadlineMs: f.leaderElectRenewDeadline.ms,
+    retryPeriodMs: f.leaderElectRetryPeriod.ms,
+    taint: f.taint,
+    maxWritesPerSecond: f.maxWritesPerSecond,
+    http: { host: f.httpAddress.host, port: f.httpAddress.port },
+    logLevel: f.logLevel,
   };
 }
 
+const CONTROLLER_COMMAND: CommandDefinition<ControllerFlags> = {
+  name: 'nodepulse controller',
+  usage: USAGE,
+  specs: CONTROLLER_SPECS,
+  schema: controllerFields.pipe(z.custom<ControllerFields>().superRefine(checkCrossFieldRules(CONTROLLER_RULES)).transform(toControllerFlags)),
+};
+
+/** The controller's flags (with POD_NAMESPACE and POD_NAME): the help, the flags, or a ConfigError. */
+export function parseControllerFlags(argv: readonly string[], env: Env): CommandFlags<ControllerFlags> {
+  return parseCommandFlags(argv, env, CONTROLLER_COMMAND);
+}
+
 export async function runController(argv: string[], io: ControllerIo, signal: AbortSignal): Promise<number> {
-  const parsed = parseControllerFlags(argv, io.env);
-  if ('help' in parsed) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  if ('problems' in parsed) {
-    for (const p of parsed.problems) io.stderr.write(`nodepulse controller: ${p}\n`);
-    return 2;
-  }
+  const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
   const clock = io.clock ?? new SystemClock();
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
   let client: KubeClient;
   let target;
   try {
-    target = loadKubeConfig({ kubeconfig: flags.kubeconfig ?? io.env['KUBECONFIG'], env: io.env });
+    target = loadKubeConfig({ kubeconfig: flags.kubeconfig ?? io.env['KUBECONFIG'], context: flags.context, env: io.env });
     // A node list page is 500 Nodes: a few MiB of realistic Nodes, under this cap.
     client = new KubeClient({ target, clock, maxResponseBytes: 64 * 1024 * 1024 });
   } catch (err) {

@@ -15,20 +15,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { Registry } from 'prom-client';
+import { z } from 'zod/v3';
 import { Agent } from '../agent/agent.ts';
 import { startApiServer, type ApiServerHandle } from '../apiserver/api-server.ts';
 import { writeKubeconfig } from '../apiserver/kubeconfig.ts';
 import { registerNode } from '../apiserver/register-node.ts';
 import type { Clock } from '../clock/clock.ts';
+import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
+import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
+import { address, goBool, logLevel, unixSocketUrl, type Address } from '../config/value-schemas.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime } from '../cri-sim/sim-runtime.ts';
 import { runFleet } from '../fleet/fleet-command.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { targetForServer } from '../kube/kube-config.ts';
-import { createLogger } from '../log/logger.ts';
+import { createLogger, type LogLevel } from '../log/logger.ts';
 import type { CommandIo } from '../cli/command-io.ts';
 import { DemoTimeline } from './demo-timeline.ts';
 
@@ -56,24 +59,35 @@ const DEMO_TIMINGS = [
   '--api-timeout=2s',
 ];
 
+const DEMO_SPECS: readonly FlagSpec[] = [
+  booleanFlag('--forever', 'run on after the scenario, until interrupted'),
+  valueFlag('--http-address', 'HOST:PORT', '127.0.0.1:9356', "the agent's /status and /metrics"),
+  valueFlag('--cri-endpoint', 'URL', undefined, 'observe this real runtime (a unix:// URL) instead of the simulated one; it is never hung, only watched'),
+  valueFlag('--log-level', 'LEVEL', 'silent', "the agent's log level (its JSON lines go to stderr)"),
+];
+
+const USAGE = `Usage: nodepulse demo [flags]
+
+Runs the whole idea on this machine: an API stand-in, a simulated runtime that hangs and
+recovers, and the real agent between them, with a timeline of what an operator would see.
+
+Flags:
+${flagsHelp(DEMO_SPECS)}
+${GRAMMAR_HELP}
+`;
+
+const DEMO_COMMAND: CommandDefinition<{ forever: boolean; httpAddress: Address; criEndpoint?: string | undefined; logLevel: LogLevel }> = {
+  name: 'nodepulse demo',
+  usage: USAGE,
+  specs: DEMO_SPECS,
+  schema: z.object({ forever: goBool, httpAddress: address('127.0.0.1:9356'), criEndpoint: unixSocketUrl.optional(), logLevel }),
+};
+
 export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
-  let flags;
-  try {
-    flags = parseArgs({
-      args: argv,
-      options: {
-        forever: { type: 'boolean', default: false },
-        'http-address': { type: 'string', default: '127.0.0.1:9356' },
-        'cri-endpoint': { type: 'string' },
-        'log-level': { type: 'string', default: 'silent' },
-      },
-      strict: true,
-    }).values;
-  } catch (err) {
-    io.stderr.write(`nodepulse demo: ${(err as Error).message}\n`);
-    return 2;
-  }
-  const observeOnly = flags['cri-endpoint'] !== undefined;
+  const parsed = flagsOrExit(argv, io, DEMO_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
+  const flags = parsed.flags;
+  const observeOnly = flags.criEndpoint !== undefined;
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-demo-'));
   const clock = io.clock;
   const timeline = new DemoTimeline(io.stdout, clock);
@@ -84,16 +98,16 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
   try {
     api = await startApiServer({ clock });
     await registerNode(api.url, DEMO_NODE);
-    const endpoint = observeOnly
-      ? (flags['cri-endpoint'] as string)
+    const endpoint = flags.criEndpoint !== undefined
+      ? flags.criEndpoint
       : (sim = await startSimRuntime({ socketPath: join(dir, 'cri.sock'), pods: 4, containersPerPod: 2, churnPerSecond: 1, clock })).endpoint;
 
     const loaded = loadAgentConfig({
       argv: [
         `--node-name=${DEMO_NODE}`,
         `--cri-endpoint=${endpoint}`,
-        `--http-address=${flags['http-address']}`,
-        `--log-level=${flags['log-level']}`,
+        `--http-address=${flags.httpAddress.text}`,
+        `--log-level=${flags.logLevel}`,
         '--kubeconfig=unused',
         ...DEMO_TIMINGS,
       ],
@@ -102,7 +116,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
         throw new Error('no config file in the demo');
       },
     });
-    if (!loaded.ok) throw new Error(`demo config: ${loaded.errors.join('; ')}`);
+    if (!loaded.ok) throw new Error(`demo config: ${loaded.error.lines.join('; ')}`);
     const config = loaded.config;
     kube = new KubeClient({ target: targetForServer(api.url, { source: 'in-process API stand-in' }), clock, timeoutMs: config.apiTimeoutMs });
     const logger = createLogger({ level: config.logLevel, destination: { write: (line: string) => io.stderr.write(line) } });

@@ -42,7 +42,7 @@ export const ELECTION_LABELS: Readonly<Record<string, string>> = {
   'nodepulse.io/role': 'leader-election',
 };
 /** Up to this fraction of retryPeriod is added to every wait, so replicas do not march in step. */
-const RETRY_JITTER = 0.2;
+export const RETRY_JITTER = 0.2;
 /** The release write and the final requests of stop() get this long, at most. */
 const RELEASE_TIMEOUT_MS = 5_000;
 

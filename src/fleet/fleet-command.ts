@@ -8,21 +8,27 @@
 //
 // Exit codes: 0 every judged node is Fresh; 1 some judged node is not, or the fleet could not be
 // read; 2 a flag is wrong (one line per problem, `key: value must be rule`).
-import { parseArgs } from 'node:util';
+//
+// Flags: the grammar of every command (config/flag-grammar.ts); the reader flags it shares with
+// the controller (--kubeconfig, --context, --lease-namespace, --node-selector, --grace) are
+// reader-flags.ts's, validated by the same zod shape.
+import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import { SystemClock } from '../clock/clock.ts';
-import { formatDuration, parseDuration } from '../config/duration.ts';
+import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
+import { checkCrossFieldRules, type CrossFieldRule } from '../config/cross-field-rules.ts';
+import { formatDuration } from '../config/duration.ts';
+import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
+import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { loadKubeConfig } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, listAll, type ListWatchSource } from '../kube/list-watch.ts';
-import { parseLabelSelector, SelectorError, type LabelSelector } from './label-selector.ts';
+import type { LabelSelector } from './label-selector.ts';
+import { READER_FLAG_SPECS, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { renderJson, renderTable, type ReportContext } from './fleet-report.ts';
 import {
   AGENT_LEASE_SELECTOR,
-  DEFAULT_GRACE_MS,
-  DEFAULT_LEASE_NAMESPACE,
-  DEFAULT_NODE_SELECTOR,
   FleetView,
   leaseRenewMicros,
   nodeRecord,
@@ -34,18 +40,20 @@ import type { CommandIo } from '../cli/command-io.ts';
 /** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
 export type FleetIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
+const FLEET_SPECS: readonly FlagSpec[] = [
+  valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),
+  booleanFlag('--watch', 'keep watching; reprint when a verdict changes'),
+  valueFlag('--observe', 'DURATION', undefined, 'watch for DURATION (at least --grace), then judge and exit'),
+  ...READER_FLAG_SPECS,
+];
+
 const USAGE = `Usage: nodepulse fleet [flags]      (also: kubectl nodepulse fleet [flags])
 
 Reads every node's agent Lease (label ${AGENT_LEASE_SELECTOR}) and says which nodes are Fresh.
 
 Flags:
-  -o, --output table|json     output format (default table)
-      --watch                 keep watching; reprint when a verdict changes
-      --observe DURATION      watch for DURATION (at least --grace), then judge and exit
-      --grace DURATION        how long a lease may stand still and stay Fresh (default 50s)
-      --lease-namespace NS    namespace of the agent leases (default ${DEFAULT_LEASE_NAMESPACE})
-      --node-selector SEL     only judge nodes matching SEL (default ${DEFAULT_NODE_SELECTOR})
-      --kubeconfig PATH       kubeconfig file (default $KUBECONFIG, else in-cluster)
+${flagsHelp(FLEET_SPECS)}
+${GRAMMAR_HELP}
 
 Exit codes: 0 every judged node is Fresh, 1 otherwise, 2 bad flags.
 `;
@@ -61,84 +69,50 @@ interface FleetFlags {
   readonly leaseNamespace: string;
   readonly selector: LabelSelector;
   readonly kubeconfig: string | undefined;
+  readonly context: string | undefined;
 }
 
-/** Parses flags; returns the flags or the problems, one `key: value must be rule` line each. */
-export function parseFleetFlags(argv: readonly string[]): { flags: FleetFlags } | { problems: string[] } | { help: true } {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: [...argv],
-      options: {
-        output: { type: 'string', short: 'o', default: 'table' },
-        watch: { type: 'boolean', default: false },
-        observe: { type: 'string' },
-        grace: { type: 'string', default: formatDuration(DEFAULT_GRACE_MS) },
-        'lease-namespace': { type: 'string', default: DEFAULT_LEASE_NAMESPACE },
-        'node-selector': { type: 'string', default: DEFAULT_NODE_SELECTOR },
-        kubeconfig: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-      allowPositionals: false,
-      strict: true,
-    }));
-  } catch (err) {
-    return { problems: [`flags: ${(err as Error).message}`] };
-  }
-  if (values.help) return { help: true };
-  const problems: string[] = [];
-  const output = values.output;
-  if (output !== 'table' && output !== 'json') problems.push(`output: ${JSON.stringify(output)} must be table or json`);
-  const graceMs = parseDuration(values.grace);
-  if (graceMs === undefined || !(graceMs > 0)) problems.push(`grace: ${JSON.stringify(values.grace)} must be a positive duration such as 50s`);
-  let observeMs: number | undefined;
-  if (values.observe !== undefined) {
-    observeMs = parseDuration(values.observe);
-    if (observeMs === undefined) problems.push(`observe: ${JSON.stringify(values.observe)} must be a duration such as 1m`);
-    else if (graceMs !== undefined && observeMs < graceMs) {
-      problems.push(`observe: ${values.observe} must be at least the grace period (${formatDuration(graceMs)}): a shorter watch cannot tell a silent lease from a live one`);
-    }
-  }
-  if (values.watch && values.observe !== undefined) problems.push('watch: --watch and --observe must not be given together');
-  let selector: LabelSelector | undefined;
-  try {
-    selector = parseLabelSelector(values['node-selector']);
-  } catch (err) {
-    if (!(err instanceof SelectorError)) throw err;
-    problems.push(err.message);
-  }
-  if (values['lease-namespace'] === '') problems.push('leaseNamespace: "" must be a namespace name');
-  if (problems.length > 0 || selector === undefined || graceMs === undefined) return { problems };
-  return {
-    flags: {
-      output: output === 'json' ? 'json' : 'table',
-      watch: values.watch,
-      observeMs,
-      graceMs,
-      leaseNamespace: values['lease-namespace'],
-      selector,
-      kubeconfig: values.kubeconfig,
-    },
-  };
+const fleetFields = z.object({ output: oneOf(['table', 'json']), watch: goBool, observe: duration().optional(), ...readerFlagShape });
+type FleetFields = z.output<typeof fleetFields>;
+
+/** Rules between flags; each line shows --observe's value. */
+const FLEET_RULES: readonly CrossFieldRule<FleetFields>[] = [
+  {
+    key: 'observe',
+    holds: (f) => f.observe === undefined || !f.watch,
+    rule: () => 'unset when --watch is given (--watch runs until interrupted, --observe ends after its window)',
+    shown: (f) => f.observe?.text ?? '',
+  },
+  {
+    key: 'observe',
+    holds: (f) => f.observe === undefined || f.observe.ms >= f.grace.ms,
+    rule: (f) => `at least grace (${f.grace.text}): a shorter watch cannot tell a silent lease from a live one`,
+    shown: (f) => f.observe?.text ?? '',
+  },
+];
+
+function toFleetFlags(f: FleetFields): FleetFlags {
+  const reader = readerFlags(f);
+  return { ...reader, output: f.output, watch: f.watch, observeMs: f.observe?.ms, graceMs: reader.grace.ms };
 }
+
+const FLEET_COMMAND: CommandDefinition<FleetFlags> = {
+  name: 'nodepulse fleet',
+  usage: USAGE,
+  specs: FLEET_SPECS,
+  schema: fleetFields.pipe(z.custom<FleetFields>().superRefine(checkCrossFieldRules(FLEET_RULES)).transform(toFleetFlags)),
+};
 
 export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal): Promise<number> {
-  const parsed = parseFleetFlags(argv);
-  if ('help' in parsed) {
-    io.stdout.write(USAGE);
-    return 0;
-  }
-  if ('problems' in parsed) {
-    for (const p of parsed.problems) io.stderr.write(`nodepulse fleet: ${p}\n`);
-    return 2;
-  }
+  const parsed = flagsOrExit(argv, io, FLEET_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
   const clock = io.clock ?? new SystemClock();
   let client: KubeClient;
   let leases: ListWatchSource<Lease>;
   let nodes: ListWatchSource<Node>;
   try {
-    const target = loadKubeConfig({ kubeconfig: flags.kubeconfig ?? io.env['KUBECONFIG'], env: io.env });
+    const target = loadKubeConfig({ kubeconfig: flags.kubeconfig ?? io.env['KUBECONFIG'], context: flags.context, env: io.env });
     client = new KubeClient({ target, clock, maxResponseBytes: 64 * 1024 * 1024 });
     leases = kubeListWatch<Lease>({
       client,

@@ -25,6 +25,14 @@ export interface LabelSelector {
 
 export class SelectorError extends Error {
   readonly code = 'invalid_selector';
+  /** What the selector must be: the tail of the `nodeSelector: value must be rule` line. */
+  readonly rule: string;
+
+  constructor(selector: string, rule: string) {
+    super(`nodeSelector: ${JSON.stringify(selector)} must be ${rule}`);
+    this.name = 'SelectorError';
+    this.rule = rule;
+  }
 }
 
 /** Parses a selector; the empty string matches everything. */
@@ -86,7 +94,7 @@ function parseRequirement(p: string, whole: string): Requirement {
   if (set !== null) {
     const [, key = '', op, list = ''] = set;
     const values = list.split(',').map((v) => v.trim()).filter((v) => v.length > 0);
-    if (values.length === 0) throw new SelectorError(`nodeSelector: ${JSON.stringify(whole)} must give at least one value in ${JSON.stringify(p)}`);
+    if (values.length === 0) throw new SelectorError(whole, `a label selector whose sets hold at least one value (${JSON.stringify(p)} holds none)`);
     return { op: op === 'in' ? 'in' : 'notin', key, values };
   }
   const ne = p.indexOf('!=');
@@ -97,14 +105,14 @@ function parseRequirement(p: string, whole: string): Requirement {
   if (eq > 0) return binary('eq', p.slice(0, eq), p.slice(eq + 1), p, whole);
   if (p.startsWith('!') && KEY.test(p.slice(1).trim())) return { op: 'absent', key: p.slice(1).trim() };
   if (KEY.test(p)) return { op: 'exists', key: p };
-  throw new SelectorError(`nodeSelector: ${JSON.stringify(whole)} must be a label selector (key=value, key!=value, key in (a,b), key, !key); ${JSON.stringify(p)} is none of these`);
+  throw new SelectorError(whole, `a label selector (key=value, key!=value, key in (a,b), key, !key); ${JSON.stringify(p)} is none of these`);
 }
 
 function binary(op: 'eq' | 'ne', rawKey: string, rawValue: string, p: string, whole: string): Requirement {
   const key = rawKey.trim();
   const value = rawValue.trim();
   if (!KEY.test(key) || /[\s!=(),]/.test(value)) {
-    throw new SelectorError(`nodeSelector: ${JSON.stringify(whole)} must be a label selector; ${JSON.stringify(p)} is not a valid requirement`);
+    throw new SelectorError(whole, `a label selector; ${JSON.stringify(p)} is not a valid requirement`);
   }
   return { op, key, value };
 }

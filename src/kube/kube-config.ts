@@ -48,6 +48,8 @@ export interface KubeTarget {
 export interface LoadKubeConfigOptions {
   /** --kubeconfig (or KUBECONFIG, which the config layer folds into it); a path list joined by ':'. */
   readonly kubeconfig?: string | undefined;
+  /** --context: the context to use instead of the files' current-context. */
+  readonly context?: string | undefined;
   /** Environment for in-cluster discovery; process.env by default. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The service-account folder; SERVICE_ACCOUNT_DIR by default (tests point it elsewhere). */
@@ -86,7 +88,10 @@ export function targetForServer(server: string, auth: { token?: string; tokenFil
 export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeTarget {
   const env = options.env ?? process.env;
   const list = (options.kubeconfig ?? '').split(':').filter((p) => p.length > 0);
-  if (list.length > 0) return fromKubeconfigFiles(list);
+  if (list.length > 0) return fromKubeconfigFiles(list, options.context);
+  if (options.context !== undefined) {
+    throw new KubeConfigError(`context: ${options.context} must name a context of a kubeconfig, and none was given (set --kubeconfig or KUBECONFIG)`);
+  }
   if ((env['KUBERNETES_SERVICE_HOST'] ?? '') !== '') return fromInCluster(env, options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   throw new KubeConfigError(
     'kubeconfig: none found; set --kubeconfig or KUBECONFIG, or run in a pod (KUBERNETES_SERVICE_HOST is unset)',
@@ -102,7 +107,7 @@ interface RawFile {
  * Merges files as client-go's loading rules do for KUBECONFIG lists: the first file to name a
  * cluster, user or context wins, and the first current-context set wins.
  */
-function fromKubeconfigFiles(paths: readonly string[]): KubeTarget {
+function fromKubeconfigFiles(paths: readonly string[], contextName: string | undefined): KubeTarget {
   const files: RawFile[] = [];
   for (const path of paths) {
     let text: string;
@@ -127,7 +132,7 @@ function fromKubeconfigFiles(paths: readonly string[]): KubeTarget {
   }
   if (files.length === 0) throw new KubeConfigError(`kubeconfig: none of ${paths.join(', ')} exists`);
 
-  const currentContext = files.map((f) => f.doc['current-context']).find((c): c is string => typeof c === 'string' && c !== '');
+  const currentContext = contextName ?? files.map((f) => f.doc['current-context']).find((c): c is string => typeof c === 'string' && c !== '');
   if (currentContext === undefined) throw new KubeConfigError(`kubeconfig: ${paths.join(':')} must set current-context`);
   const context = firstNamed(files, 'contexts', currentContext, (raw, f) => entries(() => newContexts(raw), f))?.entry as Context | undefined;
   if (context === undefined) throw new KubeConfigError(`kubeconfig: context ${currentContext} must be defined`);

@@ -7,17 +7,14 @@
 // reads the CLI does itself (the config file's size, a directory, a kubeconfig on disk). The rows
 // here are the hostile and odd ones; src/config/load-agent-config.test.ts covers each rule once.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { loadAgentConfig } from '../../src/config/load-agent-config.ts';
-import { AGENT_MAIN, NODE_24, REPO_ROOT } from '../support/agent-process.ts';
-import { clock } from './api-world.ts';
+import { AGENT_MAIN } from '../support/agent-process.ts';
+import { runBuiltCli, type CliRun } from '../support/run-cli.ts';
 
-/** The CLI validates and exits in well under a second; 15 s covers a loaded CI machine. */
-const CLI_TIMEOUT_MS = 15_000;
 const N = ['--node-name', 'n1'];
 const FILE = '/etc/nodepulse/config.yaml';
 
@@ -31,7 +28,7 @@ function errorsOf(argv: readonly string[], env: Record<string, string> = {}, fil
     },
   });
   assert.equal(result.ok, false, `precondition: ${JSON.stringify(argv)} must be rejected`);
-  return result.ok ? [] : result.errors;
+  return result.ok ? [] : result.error.lines;
 }
 
 const DNS_SUBDOMAIN_RULE = "a DNS subdomain (at most 253 lowercase letters, digits, '-' and '.', starting and ending with a letter or digit)";
@@ -90,11 +87,8 @@ describe('bad config: values, flags, env and files, each with its exact line', (
       lines: ['relistDeadline: 2s must be shorter than relistThreshold (1s)', 'relistPeriod: 3s must be shorter than relistThreshold (1s)'],
     },
     { what: 'an unknown flag with a value', argv: [...N, '--bogus=1'], lines: ['flag: --bogus must be a flag of nodepulse agent'] },
-    {
-      what: 'arguments after --',
-      argv: [...N, '--', 'x'],
-      lines: ['argument: -- must be a flag (nodepulse agent takes no positional arguments)', 'argument: x must be a flag (nodepulse agent takes no positional arguments)'],
-    },
+    { what: 'an argument after --, which ends the flags', argv: [...N, '--', 'x'], lines: ['argument: x must be a flag (nodepulse agent takes no positional arguments)'] },
+    { what: "Go's single-dash long flag", argv: ['-node-name', 'n1'], lines: ['flag: -node-name must be a flag of nodepulse agent (did you mean --node-name?)'] },
     // Environment.
     { what: 'a yes for a boolean', env: { NODE_NAME: 'n1', NODEPULSE_NODE_CONDITION: 'yes' }, lines: ['nodeCondition: yes must be true or false (from NODEPULSE_NODE_CONDITION)'] },
     {
@@ -122,32 +116,8 @@ describe('bad config: values, flags, env and files, each with its exact line', (
   }
 });
 
-interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
 function runCli(argv: readonly string[], env: Record<string, string> = {}): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(NODE_24, [AGENT_MAIN, 'agent', ...argv], {
-      cwd: REPO_ROOT,
-      env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-    const timer = clock.after(CLI_TIMEOUT_MS, () => {
-      child.kill('SIGKILL');
-      reject(new Error(`nodepulse agent ${argv.join(' ')}: must exit within ${CLI_TIMEOUT_MS} ms`));
-    });
-    child.once('exit', (code) => {
-      timer.cancel();
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return runBuiltCli(['agent', ...argv], { env });
 }
 
 describe('bad input through the built CLI: exit 2, one line per problem on stderr, nothing started', () => {

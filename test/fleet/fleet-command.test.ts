@@ -7,8 +7,9 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { stringify } from 'yaml';
 import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { KUBECONFIG_CONTEXT, kubeconfigDocument, writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
 import { runFleet } from '../../src/fleet/fleet-command.ts';
@@ -118,7 +119,31 @@ test('fleet: --observe shorter than the grace period exits 2 with that error', a
   const c = capture();
   const code = await runFleet(['--observe', '10s', '--grace', '50s'], { ...c.io, env: {} });
   assert.equal(code, 2);
-  assert.match(c.err.join(''), /^nodepulse fleet: observe: 10s must be at least the grace period \(50s\)/);
+  assert.equal(c.err.join(''), 'observe: 10s must be at least grace (50s): a shorter watch cannot tell a silent lease from a live one\n');
+});
+
+test('fleet: --context picks the kubeconfig context; without it, the current-context is read', async (t) => {
+  const f = await fixture(t, real.wallMicros());
+  const doc = kubeconfigDocument({ server: f.server.url }) as { clusters: unknown[]; users: unknown[]; contexts: unknown[] } & Record<string, unknown>;
+  doc.clusters.push({ name: 'gone', cluster: { server: 'http://127.0.0.1:1', 'insecure-skip-tls-verify': true } });
+  doc.contexts.push({ name: 'gone', context: { cluster: 'gone', user: KUBECONFIG_CONTEXT } });
+  doc['current-context'] = 'gone';
+  const path = join(f.dir, 'two-contexts');
+  writeFileSync(path, stringify(doc));
+
+  const current = capture();
+  assert.equal(await runFleet(['--kubeconfig', path, '-o', 'json'], { ...current.io, env: {} }), 1);
+  assert.equal(current.out.join(''), '', 'precondition: the current-context\'s cluster cannot be read');
+  assert.match(current.err.join(''), /ECONNREFUSED/);
+
+  const picked = capture();
+  assert.equal(await runFleet(['--kubeconfig', path, '--context', KUBECONFIG_CONTEXT, '-o', 'json'], { ...picked.io, env: {} }), 1, picked.err.join(''));
+  const read = JSON.parse(picked.out.join('')) as { nodes: JsonNode[] };
+  assert.equal(read.nodes.length, 7, 'the stand-in was read through the named context');
+
+  const missing = capture();
+  assert.equal(await runFleet(['--kubeconfig', path, '--context', 'nope'], { ...missing.io, env: {} }), 1);
+  assert.equal(missing.err.join(''), 'nodepulse fleet: kubeconfig: context nope must be defined\n');
 });
 
 test('fleet: --observe judges on the reader\'s clock: a lease that moves is Fresh, one an hour old but seen first is Stale only after grace', async (t) => {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 
 const ROOT = new URL('../../', import.meta.url);
-const PINNED = ['@grpc/grpc-js', '@grpc/proto-loader', '@kubernetes/client-node', 'pino', 'prom-client', 'yaml'];
+const PINNED = ['@grpc/grpc-js', '@grpc/proto-loader', '@kubernetes/client-node', 'pino', 'prom-client', 'yaml', 'zod'];
 
 test('the production dependencies are exactly the pinned list', () => {
   const pkg = JSON.parse(readFileSync(new URL('package.json', ROOT), 'utf8')) as { dependencies: Record<string, string> };

@@ -1,0 +1,72 @@
+// The flags every reader of the agents' leases takes, written once: `nodepulse fleet` and
+// `nodepulse controller` both list the leases and nodes of one cluster and judge them with the
+// same rule, so they find the cluster, the leases and the nodes to judge the same way.
+//
+// | flag               | what it picks                                                       |
+// |--------------------|---------------------------------------------------------------------|
+// | --kubeconfig FILE  | the kubeconfig (else $KUBECONFIG, else in-cluster)                  |
+// | --context NAME     | the kubeconfig's context (else its current-context)                 |
+// | --lease-namespace  | where the agents' leases are                                        |
+// | --node-selector    | which nodes are judged (a label selector; the others are reported)  |
+// | --grace DURATION   | how long a lease may stand still and stay Fresh                     |
+//
+// A command spreads READER_FLAG_SPECS into its specs and readerFlagShape into its zod object, and
+// reads the result with readerFlags().
+import { formatDuration } from '../config/duration.ts';
+import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
+import { dnsLabel, duration, fail, filePath, text, type Timed } from '../config/value-schemas.ts';
+import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from './fleet-view.ts';
+import { parseLabelSelector, SelectorError, type LabelSelector } from './label-selector.ts';
+
+export interface ReaderFlags {
+  /** --kubeconfig; undefined: $KUBECONFIG, else in-cluster. */
+  readonly kubeconfig: string | undefined;
+  /** --context; undefined: the kubeconfig's current-context. */
+  readonly context: string | undefined;
+  readonly leaseNamespace: string;
+  readonly selector: LabelSelector;
+  readonly grace: Timed;
+}
+
+export const READER_FLAG_SPECS: readonly FlagSpec[] = [
+  valueFlag('--kubeconfig', 'FILE', undefined, 'kubeconfig file (default $KUBECONFIG, else in-cluster)'),
+  valueFlag('--context', 'NAME', undefined, "the kubeconfig context to use (default the kubeconfig's current-context)"),
+  valueFlag('--lease-namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the agent leases'),
+  valueFlag('--node-selector', 'SELECTOR', DEFAULT_NODE_SELECTOR, 'only judge nodes matching this label selector'),
+  valueFlag('--grace', 'DURATION', formatDuration(DEFAULT_GRACE_MS), 'how long a lease may stand still and stay Fresh'),
+];
+
+const labelSelector = text().transform((written, ctx): LabelSelector => {
+  try {
+    return parseLabelSelector(written);
+  } catch (err) {
+    if (!(err instanceof SelectorError)) throw err;
+    return fail(ctx, err.rule);
+  }
+});
+
+/** The zod shape of the reader flags, for a command's z.object. */
+export const readerFlagShape = {
+  kubeconfig: filePath.optional(),
+  context: text().min(1, 'a context name').optional(),
+  leaseNamespace: dnsLabel,
+  nodeSelector: labelSelector,
+  grace: duration(),
+};
+
+/** The reader flags out of a command's parsed flags. */
+export function readerFlags(parsed: {
+  readonly kubeconfig?: string | undefined;
+  readonly context?: string | undefined;
+  readonly leaseNamespace: string;
+  readonly nodeSelector: LabelSelector;
+  readonly grace: Timed;
+}): ReaderFlags {
+  return {
+    kubeconfig: parsed.kubeconfig,
+    context: parsed.context,
+    leaseNamespace: parsed.leaseNamespace,
+    selector: parsed.nodeSelector,
+    grace: parsed.grace,
+  };
+}
