@@ -6,10 +6,12 @@ import { test, type TestContext } from 'node:test';
 import { Registry } from 'prom-client';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
+import { CriError } from '../cri/cri-error.ts';
 import { ScriptedRuntimeClient } from '../cri/scripted-runtime-client.ts';
 import { MemoryKube } from '../kube/memory-kube.ts';
 import { createLogger, memorySink } from '../log/logger.ts';
 import { Agent } from './agent.ts';
+import { ResolvingRuntimeClient } from './resolving-runtime-client.ts';
 
 const NODE = 'node-a';
 
@@ -85,4 +87,58 @@ test('/livez stays 200 while the runtime is dead and turns 503 naming the loop w
   res = await fetch(`${a.url}/livez`);
   assert.equal(res.status, 503);
   assert.match(await res.text(), /relister/);
+});
+
+test('/status and the log say which socket was probed and chosen, and why, once', async (t) => {
+  const loaded = loadAgentConfig({ argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0'], env: {}, readFile: () => '' });
+  assert.ok(loaded.ok, 'precondition: the test config is valid');
+  assert.equal(loaded.config.criEndpoint, undefined, 'precondition: no endpoint is given, so the agent probes');
+  const clock = new ManualClock();
+  const crio = new ScriptedRuntimeClient('unix:///run/crio/crio.sock');
+  crio.versionAnswer = { version: '0.1.0', runtimeName: 'cri-o', runtimeVersion: '1.30.4', runtimeApiVersion: 'v1' };
+  crio.statusAnswer = { conditions: [] };
+  const dockerContainerd = new ScriptedRuntimeClient('unix:///run/containerd/containerd.sock');
+  dockerContainerd.versionAnswer = new CriError('unimplemented', 'unknown service runtime.v1.RuntimeService');
+  const runtime = new ResolvingRuntimeClient({
+    configured: undefined,
+    clock,
+    candidates: [dockerContainerd.endpoint, crio.endpoint],
+    exists: () => true,
+    create: (endpoint) => (endpoint === crio.endpoint ? crio : dockerContainerd),
+  });
+  const sink = memorySink();
+  const agent = new Agent({
+    config: loaded.config,
+    clock,
+    logger: createLogger({ level: 'info', destination: sink, time: () => '' }),
+    registry: new Registry(),
+    runtime,
+    kube: new MemoryKube(NODE),
+    random: () => 0,
+    criEndpoint: () => runtime.view(),
+  });
+  const address = await agent.start();
+  t.after(() => agent.close());
+  for (let i = 0; i < 30; i++) {
+    for (const p of [...crio.pending]) p.answer();
+    await clock.advance(1000);
+  }
+  assert.ok(crio.relistCalls >= 29, `precondition: the agent relisted CRI-O every second (${crio.relistCalls})`);
+  const body = (await (await fetch(`http://127.0.0.1:${address.port}/status`)).json()) as { criEndpoint: unknown };
+  assert.deepEqual(body.criEndpoint, {
+    endpoint: 'unix:///run/crio/crio.sock',
+    rule: 'probe-order',
+    reason: 'the first socket in probe order whose CRI Version answered (cri-o 1.30.4); without the Node\'s containerRuntimeVersion, probe order decides',
+    held: true,
+    nodeRuntime: null,
+    probed: [
+      { endpoint: 'unix:///run/containerd/containerd.sock', state: 'refused', fault: { code: 'unimplemented', message: 'unknown service runtime.v1.RuntimeService' } },
+      { endpoint: 'unix:///run/crio/crio.sock', state: 'answered', runtime: { name: 'cri-o', version: '1.30.4' } },
+    ],
+  });
+  const chosen = sink.lines.filter((l) => l['msg'] === 'CRI endpoint chosen');
+  assert.equal(chosen.length, 1, 'logged once, not per tick');
+  assert.equal(chosen[0]?.['criEndpoint'], 'unix:///run/crio/crio.sock');
+  assert.equal(chosen[0]?.['rule'], 'probe-order');
+  assert.match(String(chosen[0]?.['reason']), /whose CRI Version answered \(cri-o 1\.30\.4\)/);
 });

@@ -24,6 +24,17 @@ const alive = (name: string): Liveness => ({ name, state: 'Alive', reason: 'last
 function deadRuntimeStatus(): StatusSnapshot {
   return {
     node: 'node-a',
+    criEndpoint: {
+      endpoint: 'unix:///run/crio/crio.sock',
+      rule: 'probe-order',
+      reason: 'the first socket in probe order whose CRI Version answered (cri-o 1.30.4); without the Node\'s containerRuntimeVersion, probe order decides',
+      held: true,
+      nodeRuntime: null,
+      probed: [
+        { endpoint: 'unix:///run/containerd/containerd.sock', state: 'absent' },
+        { endpoint: 'unix:///run/crio/crio.sock', state: 'answered', runtime: { name: 'cri-o', version: '1.30.4' } },
+      ],
+    },
     runtime: {
       state: 'Unhealthy',
       lastSuccessBegan: '2026-01-02T03:04:05.123Z',
