@@ -15,14 +15,16 @@ import { ResolvingRuntimeClient } from './resolving-runtime-client.ts';
 
 const NODE = 'node-a';
 
-async function startAgent(t: TestContext, extraArgs: string[] = []) {
+/** The agent on a manual clock; `runtime` replaces the scripted runtime (then argv gives no endpoint). */
+async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { runtime: ResolvingRuntimeClient; clock: ManualClock } | undefined = undefined) {
+  const endpointArgs = wired === undefined ? ['--cri-endpoint', 'unix:///scripted.sock'] : [];
   const loaded = loadAgentConfig({
-    argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0', '--cri-endpoint', 'unix:///scripted.sock', ...extraArgs],
+    argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0', ...endpointArgs, ...extraArgs],
     env: {},
     readFile: () => '',
   });
   assert.ok(loaded.ok, 'precondition: the test config is valid');
-  const clock = new ManualClock();
+  const clock = wired?.clock ?? new ManualClock();
   const runtime = new ScriptedRuntimeClient();
   runtime.statusAnswer = { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }] };
   const kube = new MemoryKube(NODE);
@@ -32,9 +34,10 @@ async function startAgent(t: TestContext, extraArgs: string[] = []) {
     clock,
     logger: createLogger({ level: 'info', destination: sink, time: () => '' }),
     registry: new Registry(),
-    runtime,
+    runtime: wired?.runtime ?? runtime,
     kube,
     random: () => 0,
+    ...(wired === undefined ? {} : { criEndpoint: () => wired.runtime.view() }),
   });
   const address = await agent.start();
   t.after(() => agent.close());
@@ -90,9 +93,6 @@ test('/livez stays 200 while the runtime is dead and turns 503 naming the loop w
 });
 
 test('/status and the log say which socket was probed and chosen, and why, once', async (t) => {
-  const loaded = loadAgentConfig({ argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0'], env: {}, readFile: () => '' });
-  assert.ok(loaded.ok, 'precondition: the test config is valid');
-  assert.equal(loaded.config.criEndpoint, undefined, 'precondition: no endpoint is given, so the agent probes');
   const clock = new ManualClock();
   const crio = new ScriptedRuntimeClient('unix:///run/crio/crio.sock');
   crio.versionAnswer = { version: '0.1.0', runtimeName: 'cri-o', runtimeVersion: '1.30.4', runtimeApiVersion: 'v1' };
@@ -106,25 +106,13 @@ test('/status and the log say which socket was probed and chosen, and why, once'
     exists: () => true,
     create: (endpoint) => (endpoint === crio.endpoint ? crio : dockerContainerd),
   });
-  const sink = memorySink();
-  const agent = new Agent({
-    config: loaded.config,
-    clock,
-    logger: createLogger({ level: 'info', destination: sink, time: () => '' }),
-    registry: new Registry(),
-    runtime,
-    kube: new MemoryKube(NODE),
-    random: () => 0,
-    criEndpoint: () => runtime.view(),
-  });
-  const address = await agent.start();
-  t.after(() => agent.close());
+  const a = await startAgent(t, [], { runtime, clock });
   for (let i = 0; i < 30; i++) {
     for (const p of [...crio.pending]) p.answer();
     await clock.advance(1000);
   }
   assert.ok(crio.relistCalls >= 29, `precondition: the agent relisted CRI-O every second (${crio.relistCalls})`);
-  const body = (await (await fetch(`http://127.0.0.1:${address.port}/status`)).json()) as { criEndpoint: unknown };
+  const body = (await (await fetch(`${a.url}/status`)).json()) as { criEndpoint: unknown };
   assert.deepEqual(body.criEndpoint, {
     endpoint: 'unix:///run/crio/crio.sock',
     rule: 'probe-order',
@@ -136,7 +124,7 @@ test('/status and the log say which socket was probed and chosen, and why, once'
       { endpoint: 'unix:///run/crio/crio.sock', state: 'answered', runtime: { name: 'cri-o', version: '1.30.4' } },
     ],
   });
-  const chosen = sink.lines.filter((l) => l['msg'] === 'CRI endpoint chosen');
+  const chosen = a.sink.lines.filter((l) => l['msg'] === 'CRI endpoint chosen');
   assert.equal(chosen.length, 1, 'logged once, not per tick');
   assert.equal(chosen[0]?.['criEndpoint'], 'unix:///run/crio/crio.sock');
   assert.equal(chosen[0]?.['rule'], 'probe-order');

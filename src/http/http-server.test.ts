@@ -25,15 +25,12 @@ function deadRuntimeStatus(): StatusSnapshot {
   return {
     node: 'node-a',
     criEndpoint: {
-      endpoint: 'unix:///run/crio/crio.sock',
-      rule: 'probe-order',
-      reason: 'the first socket in probe order whose CRI Version answered (cri-o 1.30.4); without the Node\'s containerRuntimeVersion, probe order decides',
+      endpoint: 'unix:///run/containerd/containerd.sock',
+      rule: 'configured',
+      reason: 'given by --cri-endpoint; used as given, never probed',
       held: true,
       nodeRuntime: null,
-      probed: [
-        { endpoint: 'unix:///run/containerd/containerd.sock', state: 'absent' },
-        { endpoint: 'unix:///run/crio/crio.sock', state: 'answered', runtime: { name: 'cri-o', version: '1.30.4' } },
-      ],
+      probed: [],
     },
     runtime: {
       state: 'Unhealthy',
