@@ -221,8 +221,7 @@ export class ResolvingRuntimeClient implements RuntimeClient {
   }
 
   #noChoice(): CriError {
-    const tried = (this.#options.candidates ?? DEFAULT_CRI_ENDPOINTS).map((c) => c);
-    const cause = new NoCriEndpointError(tried, this.#view.reason);
+    const cause = new NoCriEndpointError(this.#options.candidates ?? DEFAULT_CRI_ENDPOINTS, this.#view.reason);
     return new CriError('unavailable', cause.message, { cause });
   }
 }
