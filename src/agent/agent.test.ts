@@ -6,21 +6,25 @@ import { test, type TestContext } from 'node:test';
 import { Registry } from 'prom-client';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
+import { CriError } from '../cri/cri-error.ts';
 import { ScriptedRuntimeClient } from '../cri/scripted-runtime-client.ts';
 import { MemoryKube } from '../kube/memory-kube.ts';
 import { createLogger, memorySink } from '../log/logger.ts';
 import { Agent } from './agent.ts';
+import { ResolvingRuntimeClient } from './resolving-runtime-client.ts';
 
 const NODE = 'node-a';
 
-async function startAgent(t: TestContext, extraArgs: string[] = []) {
+/** The agent on a manual clock; `runtime` replaces the scripted runtime (then argv gives no endpoint). */
+async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { runtime: ResolvingRuntimeClient; clock: ManualClock } | undefined = undefined) {
+  const endpointArgs = wired === undefined ? ['--cri-endpoint', 'unix:///scripted.sock'] : [];
   const loaded = loadAgentConfig({
-    argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0', '--cri-endpoint', 'unix:///scripted.sock', ...extraArgs],
+    argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0', ...endpointArgs, ...extraArgs],
     env: {},
     readFile: () => '',
   });
   assert.ok(loaded.ok, 'precondition: the test config is valid');
-  const clock = new ManualClock();
+  const clock = wired?.clock ?? new ManualClock();
   const runtime = new ScriptedRuntimeClient();
   runtime.statusAnswer = { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }] };
   const kube = new MemoryKube(NODE);
@@ -30,9 +34,10 @@ async function startAgent(t: TestContext, extraArgs: string[] = []) {
     clock,
     logger: createLogger({ level: 'info', destination: sink, time: () => '' }),
     registry: new Registry(),
-    runtime,
+    runtime: wired?.runtime ?? runtime,
     kube,
     random: () => 0,
+    ...(wired === undefined ? {} : { criEndpoint: () => wired.runtime.view() }),
   });
   const address = await agent.start();
   t.after(() => agent.close());
@@ -85,4 +90,43 @@ test('/livez stays 200 while the runtime is dead and turns 503 naming the loop w
   res = await fetch(`${a.url}/livez`);
   assert.equal(res.status, 503);
   assert.match(await res.text(), /relister/);
+});
+
+test('/status and the log say which socket was probed and chosen, and why, once', async (t) => {
+  const clock = new ManualClock();
+  const crio = new ScriptedRuntimeClient('unix:///run/crio/crio.sock');
+  crio.versionAnswer = { version: '0.1.0', runtimeName: 'cri-o', runtimeVersion: '1.30.4', runtimeApiVersion: 'v1' };
+  crio.statusAnswer = { conditions: [] };
+  const dockerContainerd = new ScriptedRuntimeClient('unix:///run/containerd/containerd.sock');
+  dockerContainerd.versionAnswer = new CriError('unimplemented', 'unknown service runtime.v1.RuntimeService');
+  const runtime = new ResolvingRuntimeClient({
+    configured: undefined,
+    clock,
+    candidates: [dockerContainerd.endpoint, crio.endpoint],
+    exists: () => true,
+    create: (endpoint) => (endpoint === crio.endpoint ? crio : dockerContainerd),
+  });
+  const a = await startAgent(t, [], { runtime, clock });
+  for (let i = 0; i < 30; i++) {
+    for (const p of [...crio.pending]) p.answer();
+    await clock.advance(1000);
+  }
+  assert.ok(crio.relistCalls >= 29, `precondition: the agent relisted CRI-O every second (${crio.relistCalls})`);
+  const body = (await (await fetch(`${a.url}/status`)).json()) as { criEndpoint: unknown };
+  assert.deepEqual(body.criEndpoint, {
+    endpoint: 'unix:///run/crio/crio.sock',
+    rule: 'probe-order',
+    reason: 'the first socket in probe order whose CRI Version answered (cri-o 1.30.4); without the Node\'s containerRuntimeVersion, probe order decides',
+    held: true,
+    nodeRuntime: null,
+    probed: [
+      { endpoint: 'unix:///run/containerd/containerd.sock', state: 'refused', fault: { code: 'unimplemented', message: 'unknown service runtime.v1.RuntimeService' } },
+      { endpoint: 'unix:///run/crio/crio.sock', state: 'answered', runtime: { name: 'cri-o', version: '1.30.4' } },
+    ],
+  });
+  const chosen = a.sink.lines.filter((l) => l['msg'] === 'CRI endpoint chosen');
+  assert.equal(chosen.length, 1, 'logged once, not per tick');
+  assert.equal(chosen[0]?.['criEndpoint'], 'unix:///run/crio/crio.sock');
+  assert.equal(chosen[0]?.['rule'], 'probe-order');
+  assert.match(String(chosen[0]?.['reason']), /whose CRI Version answered \(cri-o 1\.30\.4\)/);
 });

@@ -20,6 +20,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.ts';
 import { NodeCondition, type NodeConditionApi } from '../condition/node-condition.ts';
 import type { AgentConfig } from '../config/agent-config-schema.ts';
+import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { healthzChecks, type HealthCheck } from '../http/health-report.ts';
@@ -46,6 +47,8 @@ export interface AgentOptions {
   readonly runtime: RuntimeClient;
   readonly kube: LeaseApi & NodeConditionApi;
   readonly random?: () => number;
+  /** Which socket `runtime` talks to and why; without it, /status shows runtime.endpoint as given. */
+  readonly criEndpoint?: () => CriEndpointView;
 }
 
 /** The loops whose liveness /livez reports, in order (`condition` only with --node-condition). */
@@ -206,6 +209,14 @@ export class Agent {
     this.#options.logger.info({}, 'Agent stopped');
   }
 
+  /** Which CRI socket the agent talks to, and why. */
+  criEndpoint(): CriEndpointView {
+    const given = this.#options.criEndpoint;
+    if (given !== undefined) return given();
+    const endpoint = this.#options.runtime.endpoint;
+    return { endpoint, rule: 'configured', reason: 'given to the agent', held: false, nodeRuntime: null, probed: [] };
+  }
+
   runtimeHealth(): RuntimeHealth {
     return this.relister.ledger.health(this.#options.clock.monotonicMs());
   }
@@ -223,6 +234,7 @@ export class Agent {
     const counts = this.relister.counts();
     return {
       node: this.#options.config.nodeName,
+      criEndpoint: this.criEndpoint(),
       runtime: runtimeStatusView(this.runtimeHealth()),
       runtimeConditions: this.statusPoller.reading().conditions,
       loops: this.loops(),
@@ -279,6 +291,11 @@ export class Agent {
     const relister = this.loopLiveness('relister');
     this.metrics.agentAlive.set(relister.state === 'Alive' ? 1 : 0);
     const log = this.#options.logger;
+    const socket = this.criEndpoint();
+    // Each newly chosen socket once; a drop shows in the relist failures and in /status.
+    if (socket.endpoint !== null && this.#changed('criEndpoint', socket.endpoint)) {
+      log.info({ criEndpoint: socket.endpoint, rule: socket.rule, reason: socket.reason, nodeRuntime: socket.nodeRuntime, probed: socket.probed }, 'CRI endpoint chosen');
+    }
     const runtimeKey = health.state === 'Healthy' ? 'Healthy' : `${health.state}/${'why' in health ? health.why : ''}`;
     if (this.#changed('runtime', runtimeKey)) {
       const level = health.state === 'Unhealthy' ? 'warn' : 'info';

@@ -1,91 +1,227 @@
-// A RuntimeClient that keeps looking for the runtime's socket.
+// A RuntimeClient that finds the node's runtime, and keeps looking until a relist proves it.
 //
 // The agent must never exit because the runtime is absent at start (only `nodepulse check`
-// does): on a booting node the agent can come up before containerd. When the endpoint was not
-// configured, every call re-probes the default sockets until one exists, and only then creates
-// the real client. Until then each call fails as `unavailable` with the list of paths tried, so
-// the ledger reads NotYetObserved(failing) with a message an operator can act on.
-import { CriError } from '../cri/cri-error.ts';
-import { NoCriEndpointError, resolveCriEndpoint, type ResolveCriEndpointOptions } from '../cri/endpoint.ts';
+// does): on a booting node the agent can come up before the runtime.
+//
+// | the endpoint                        | what every call does                                           |
+// |-------------------------------------|----------------------------------------------------------------|
+// | given (flag, env, config file)      | goes to it, as given; it is never probed                       |
+// | not given, none chosen yet          | probes (endpoint-probe.ts), then goes to the chosen socket     |
+// | not given, none could be chosen     | fails `unavailable` with what each socket did                  |
+// | chosen, no relist succeeded on it   | goes to it; a relist that finds no runtime there drops it,    |
+// |                                     | and the next call probes again                                 |
+// | chosen, a relist succeeded on it    | goes to it, for the client's life (held)                       |
+//
+// Why a choice is dropped until a relist succeeds: the agent's runtime stays NotYetObserved
+// until then, and holding a socket that never answered a relist would keep it NotYetObserved
+// forever (three minutes later the Node condition says RelistNeverSucceeded). A relist "finds no
+// runtime there" when it fails `unavailable`, `unimplemented` or `deadline_exceeded`; any other
+// fault (an oversized listing, the runtime's own error) is an answer from the runtime, so the
+// socket is kept and the ledger sees the fault. Once a relist has succeeded the socket is the
+// runtime: a later failure is the runtime's fault, which the ledger must see, not a reason to
+// wander to another socket.
+//
+// Bounds, on the injected clock: a probe starts no sooner than REPROBE_GAP_MS after the last one
+// started (a call in between fails at once with the last probe's reason); calls that arrive
+// while a probe runs wait for that one probe; the Node is read at most once per
+// NODE_READ_INTERVAL_MS, so a node whose sockets keep answering as the wrong runtime costs the
+// API server one GET a minute. A call's deadline covers the probe it waited for.
+//
+// view() says which socket is in use and why, for /status, the log and tests.
+import type { Clock } from '../clock/clock.ts';
+import { CriError, type CriFaultCode } from '../cri/cri-error.ts';
+import { probeCriEndpoints, type CriEndpointView } from '../cri/endpoint-probe.ts';
+import { DEFAULT_CRI_ENDPOINTS, NoCriEndpointError, type ConfiguredCriEndpoint } from '../cri/endpoint.ts';
 import type { CallOptions, RuntimeClient } from '../cri/types.ts';
 
+/** At most one probe a second: the relist period, so a missing runtime costs one probe per relist. */
+export const REPROBE_GAP_MS = 1_000;
+/** The Node's containerRuntimeVersion is read at most this often. */
+export const NODE_READ_INTERVAL_MS = 60_000;
+/** Relist faults that mean no runtime answered on the socket (see the header). */
+const NO_RUNTIME_THERE: ReadonlySet<CriFaultCode> = new Set(['unavailable', 'unimplemented', 'deadline_exceeded']);
+
 export interface ResolvingRuntimeClientOptions {
-  readonly resolve: ResolveCriEndpointOptions;
+  /** The endpoint given by flag, env or config file; undefined to probe. */
+  readonly configured: ConfiguredCriEndpoint | undefined;
   readonly create: (endpoint: string) => RuntimeClient;
+  readonly clock: Clock;
+  /** Replaces DEFAULT_CRI_ENDPOINTS (tests). */
+  readonly candidates?: readonly string[];
+  /** Replaces the check that a socket file exists (tests). */
+  readonly exists?: (path: string) => boolean;
+  /** Reads the Node's status.nodeInfo.containerRuntimeVersion; without it, probe order decides. */
+  readonly nodeRuntime?: (signal: AbortSignal) => Promise<string | undefined>;
 }
 
 export class ResolvingRuntimeClient implements RuntimeClient {
   readonly #options: ResolvingRuntimeClientOptions;
+  readonly #stop = new AbortController();
   #inner: RuntimeClient | undefined;
+  #view: CriEndpointView;
+  #probing: Promise<void> | undefined;
+  #lastProbeAtMs: number | undefined;
+  #node: { atMs: number; value: string | undefined; error: string | undefined } | undefined;
   #closed = false;
 
   constructor(options: ResolvingRuntimeClientOptions) {
     this.#options = options;
+    const given = options.configured;
+    this.#view = given === undefined
+      ? { endpoint: null, rule: null, reason: 'not probed yet', held: false, nodeRuntime: null, probed: [] }
+      : { endpoint: given.endpoint, rule: 'configured', reason: `given by ${given.source}; used as given, never probed`, held: false, nodeRuntime: null, probed: [] };
   }
 
   get endpoint(): string {
-    return this.#inner?.endpoint ?? '(not found yet)';
+    return this.#view.endpoint ?? '(none chosen yet)';
   }
 
-  version(o: CallOptions): ReturnType<RuntimeClient['version']> {
-    return this.#client().version(o);
+  /** Which socket is in use and why. */
+  view(): CriEndpointView {
+    return this.#view;
   }
 
-  status(o: CallOptions): ReturnType<RuntimeClient['status']> {
-    return this.#client().status(o);
+  async relist(o: CallOptions): ReturnType<RuntimeClient['relist']> {
+    const { client, deadlineMs } = await this.#client(o);
+    try {
+      const listing = await client.relist({ ...o, deadlineMs });
+      if (client === this.#inner && !this.#view.held) this.#view = { ...this.#view, held: true };
+      return listing;
+    } catch (err) {
+      if (o.signal?.aborted !== true) this.#relistFailed(client, err);
+      throw err;
+    }
   }
 
-  relist(o: CallOptions): ReturnType<RuntimeClient['relist']> {
-    return this.#client().relist(o);
+  async version(o: CallOptions): ReturnType<RuntimeClient['version']> {
+    const { client, deadlineMs } = await this.#client(o);
+    return client.version({ ...o, deadlineMs });
   }
 
-  listPodSandbox(o: CallOptions): ReturnType<RuntimeClient['listPodSandbox']> {
-    return this.#client().listPodSandbox(o);
+  async status(o: CallOptions): ReturnType<RuntimeClient['status']> {
+    const { client, deadlineMs } = await this.#client(o);
+    return client.status({ ...o, deadlineMs });
   }
 
-  listContainers(o: CallOptions): ReturnType<RuntimeClient['listContainers']> {
-    return this.#client().listContainers(o);
+  async listPodSandbox(o: CallOptions): ReturnType<RuntimeClient['listPodSandbox']> {
+    const { client, deadlineMs } = await this.#client(o);
+    return client.listPodSandbox({ ...o, deadlineMs });
   }
 
-  podSandboxStatus(id: string, o: CallOptions): ReturnType<RuntimeClient['podSandboxStatus']> {
-    return this.#client().podSandboxStatus(id, o);
+  async listContainers(o: CallOptions): ReturnType<RuntimeClient['listContainers']> {
+    const { client, deadlineMs } = await this.#client(o);
+    return client.listContainers({ ...o, deadlineMs });
   }
 
-  containerStatus(id: string, o: CallOptions): ReturnType<RuntimeClient['containerStatus']> {
-    return this.#client().containerStatus(id, o);
+  async podSandboxStatus(id: string, o: CallOptions): ReturnType<RuntimeClient['podSandboxStatus']> {
+    const { client, deadlineMs } = await this.#client(o);
+    return client.podSandboxStatus(id, { ...o, deadlineMs });
+  }
+
+  async containerStatus(id: string, o: CallOptions): ReturnType<RuntimeClient['containerStatus']> {
+    const { client, deadlineMs } = await this.#client(o);
+    return client.containerStatus(id, { ...o, deadlineMs });
   }
 
   close(): void {
     this.#closed = true;
+    this.#stop.abort(new CriError('unavailable', 'runtime client is closed'));
     this.#inner?.close();
   }
 
-  #client(): RuntimeClient {
-    if (this.#inner !== undefined) return this.#inner;
-    if (this.#closed) return failing(new CriError('unavailable', 'runtime client is closed'));
-    try {
-      const { endpoint } = resolveCriEndpoint(this.#options.resolve);
-      this.#inner = this.#options.create(endpoint);
-      return this.#inner;
-    } catch (err) {
-      const message = err instanceof NoCriEndpointError ? err.message : err instanceof Error ? err.message : String(err);
-      return failing(new CriError('unavailable', message, { cause: err }));
+  /** The client to call, and what is left of the call's deadline after any probe it waited for. */
+  async #client(o: CallOptions): Promise<{ client: RuntimeClient; deadlineMs: number }> {
+    const { clock } = this.#options;
+    const startedMs = clock.monotonicMs();
+    if (this.#closed) throw new CriError('unavailable', 'runtime client is closed');
+    const given = this.#options.configured;
+    if (given !== undefined) {
+      this.#inner ??= this.#options.create(given.endpoint);
+      return { client: this.#inner, deadlineMs: o.deadlineMs };
     }
+    if (this.#inner === undefined) {
+      if (this.#probing === undefined) {
+        if (this.#lastProbeAtMs !== undefined && startedMs - this.#lastProbeAtMs < REPROBE_GAP_MS) throw this.#noChoice();
+        this.#probing = this.#probe().finally(() => {
+          this.#probing = undefined;
+        });
+      }
+      await this.#probing;
+    }
+    const client = this.#inner;
+    if (this.#closed) throw new CriError('unavailable', 'runtime client is closed');
+    if (client === undefined) throw this.#noChoice();
+    const deadlineMs = o.deadlineMs - (clock.monotonicMs() - startedMs);
+    if (deadlineMs <= 0) throw new CriError('deadline_exceeded', `the probe for the runtime's socket used the whole ${o.deadlineMs}ms deadline`);
+    return { client, deadlineMs };
   }
-}
 
-/** A client whose every call fails with err: the runtime is not there yet. */
-function failing(err: CriError): RuntimeClient {
-  const reject = (): Promise<never> => Promise.reject(err);
-  return {
-    endpoint: '(not found yet)',
-    version: reject,
-    status: reject,
-    relist: reject,
-    listPodSandbox: reject,
-    listContainers: reject,
-    podSandboxStatus: reject,
-    containerStatus: reject,
-    close: () => undefined,
-  };
+  async #probe(): Promise<void> {
+    const { clock, candidates = DEFAULT_CRI_ENDPOINTS } = this.#options;
+    this.#lastProbeAtMs = clock.monotonicMs();
+    let outcome;
+    try {
+      outcome = await this.#probeOnce(candidates);
+    } catch (err) {
+      this.#view = { ...this.#view, endpoint: null, rule: null, reason: `probing failed: ${err instanceof Error ? err.message : String(err)}` };
+      return;
+    }
+    if (this.#closed) {
+      outcome.client?.close();
+      return;
+    }
+    const nodeRuntime = this.#node?.value ?? null;
+    const nodeNote = this.#node?.error === undefined ? '' : ` (the Node could not be read: ${this.#node.error})`;
+    const { choice } = outcome;
+    this.#inner = outcome.client;
+    this.#view = choice.chosen
+      ? { endpoint: choice.endpoint, rule: choice.rule, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results }
+      : { endpoint: null, rule: null, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results };
+  }
+
+  #probeOnce(candidates: readonly string[]): ReturnType<typeof probeCriEndpoints> {
+    return probeCriEndpoints({
+      candidates,
+      create: this.#options.create,
+      clock: this.#options.clock,
+      signal: this.#stop.signal,
+      ...(this.#options.exists === undefined ? {} : { exists: this.#options.exists }),
+      ...(this.#options.nodeRuntime === undefined ? {} : { nodeRuntime: () => this.#readNode() }),
+    });
+  }
+
+  /** The Node's runtime, read at most once per NODE_READ_INTERVAL_MS; a failed read counts as unknown. */
+  async #readNode(): Promise<string | undefined> {
+    const { clock, nodeRuntime } = this.#options;
+    const now = clock.monotonicMs();
+    if (nodeRuntime === undefined) return undefined;
+    if (this.#node === undefined || now - this.#node.atMs >= NODE_READ_INTERVAL_MS) {
+      try {
+        this.#node = { atMs: now, value: await nodeRuntime(this.#stop.signal), error: undefined };
+      } catch (err) {
+        this.#node = { atMs: now, value: undefined, error: err instanceof Error ? err.message : String(err) };
+      }
+    }
+    return this.#node.value;
+  }
+
+  /** A relist failed on `client`: drop it when no runtime answered there, unless it is held, given, or already replaced. */
+  #relistFailed(client: RuntimeClient, err: unknown): void {
+    if (this.#options.configured !== undefined || client !== this.#inner || this.#view.held) return;
+    if (!(err instanceof CriError) || !NO_RUNTIME_THERE.has(err.code)) return;
+    const why = err instanceof Error ? err.message : String(err);
+    client.close();
+    this.#inner = undefined;
+    this.#view = {
+      ...this.#view,
+      endpoint: null,
+      rule: null,
+      reason: `dropped ${client.endpoint}: its relist failed before any succeeded (${why}); probing again`,
+    };
+  }
+
+  #noChoice(): CriError {
+    const cause = new NoCriEndpointError(this.#options.candidates ?? DEFAULT_CRI_ENDPOINTS, this.#view.reason);
+    return new CriError('unavailable', cause.message, { cause });
+  }
 }

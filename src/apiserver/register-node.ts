@@ -7,8 +7,15 @@ export function kubeletLabels(name: string): Record<string, string> {
   return { 'kubernetes.io/os': 'linux', 'kubernetes.io/hostname': name };
 }
 
-/** POSTs the Node to the API server at `url` and resolves once it is created (HTTP 201). */
-export async function registerNode(url: string, name: string, options: { timeoutMs?: number } = {}): Promise<void> {
+/**
+ * POSTs the Node to the API server at `url` and resolves once it is created (HTTP 201).
+ * `nodeInfo` is status.nodeInfo as a kubelet reports it (e.g. containerRuntimeVersion).
+ */
+export async function registerNode(
+  url: string,
+  name: string,
+  options: { timeoutMs?: number; nodeInfo?: Readonly<Record<string, string>> } = {},
+): Promise<void> {
   const res = await fetch(`${url}/api/v1/nodes`, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -16,7 +23,10 @@ export async function registerNode(url: string, name: string, options: { timeout
       apiVersion: 'v1',
       kind: 'Node',
       metadata: { name, labels: kubeletLabels(name) },
-      status: { conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }] },
+      status: {
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'kubelet is posting ready status' }],
+        ...(options.nodeInfo === undefined ? {} : { nodeInfo: options.nodeInfo }),
+      },
     }),
     signal: AbortSignal.timeout(options.timeoutMs ?? 10_000),
   });

@@ -13,6 +13,7 @@ import { agentUsage } from '../config/agent-usage.ts';
 import { wantsHelp } from '../config/flag-grammar.ts';
 import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-config.ts';
 import { printableConfig } from '../config/printable-config.ts';
+import { parseCriEndpoint } from '../cri/endpoint.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { loadKubeConfig } from '../kube/kube-config.ts';
@@ -55,13 +56,15 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
   }
   const kube = new KubeClient({ target, clock: io.clock, timeoutMs: config.apiTimeoutMs });
   // An endpoint given by flag, env or file is used as given (the runtime may still be starting);
-  // without one, the usual sockets are probed, and re-probed until one exists. The config layer
-  // has already read CONTAINER_RUNTIME_ENDPOINT, hence the empty env here.
+  // without one, the known sockets are probed until one answers CRI Version and a relist on it
+  // succeeds, preferring the runtime the Node's containerRuntimeVersion names.
   const runtime = new ResolvingRuntimeClient({
-    resolve: { flag: config.criEndpoint, env: {} },
+    configured: config.criEndpoint === undefined ? undefined : { ...parseCriEndpoint(config.criEndpoint), source: loaded.sources.criEndpoint },
+    clock: io.clock,
     create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes }),
+    nodeRuntime: async (signal) => (await kube.getNode(config.nodeName, { signal })).status?.nodeInfo?.containerRuntimeVersion,
   });
-  const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube });
+  const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube, criEndpoint: () => runtime.view() });
   logger.info({ apiServer: target.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');
   try {
     await agent.start();

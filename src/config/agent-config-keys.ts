@@ -93,7 +93,7 @@ const DEFAULTS: Record<AgentConfigKey, string | undefined> = {
 
 const HELP: Record<AgentConfigKey, string> = {
   nodeName: 'the Node this agent watches; also the Lease name (required; a DNS subdomain)',
-  criEndpoint: "the CRI runtime socket, a unix:// URL (default: the first of containerd's, CRI-O's and cri-dockerd's sockets that exists, looked for until one does)",
+  criEndpoint: "the CRI runtime socket, a unix:// URL (default: probe containerd's, CRI-O's, k3s's and cri-dockerd's sockets for one whose CRI Version answers, preferring the runtime the Node's containerRuntimeVersion names)",
   kubeconfig: 'kubeconfig file; in-cluster config when unset',
   leaseNamespace: "the Lease's namespace (a DNS label; never kube-node-lease)",
   leaseDuration: 'leaseDurationSeconds written on the Lease (whole seconds)',

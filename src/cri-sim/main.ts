@@ -2,7 +2,7 @@
 // so that its CPU is not counted as the agent's).
 //
 //   node src/cri-sim/main.ts --socket PATH --pods N --containers-per-pod M
-//        [--churn-per-second K] [--control 127.0.0.1:0] [--seed S]
+//        [--churn-per-second K] [--control 127.0.0.1:0] [--seed S] [--profile nodepulse-sim|cri-o]
 //
 // When it serves, it prints ONE JSON line on stdout and nothing else there:
 //   {"socket":"/path/cri.sock","endpoint":"unix:///path/cri.sock","control":"http://127.0.0.1:PORT"}
@@ -11,6 +11,7 @@
 // stderr, exit 2. A failure to start: one line on stderr, exit 1.
 import { parseArgs } from 'node:util';
 import { startSimControl, type SimControl } from './sim-control.ts';
+import { SIM_PROFILE_NAMES, type SimProfileName } from './sim-profile.ts';
 import { startSimRuntime } from './sim-runtime.ts';
 
 interface Args {
@@ -20,6 +21,7 @@ interface Args {
   churnPerSecond: number;
   seed: number;
   control: { host: string; port: number } | undefined;
+  profile: SimProfileName;
 }
 
 function parse(argv: string[]): { args?: Args; problems: string[] } {
@@ -35,6 +37,7 @@ function parse(argv: string[]): { args?: Args; problems: string[] } {
         'churn-per-second': { type: 'string' },
         control: { type: 'string' },
         seed: { type: 'string' },
+        profile: { type: 'string' },
       },
       strict: true,
     }).values;
@@ -61,7 +64,10 @@ function parse(argv: string[]): { args?: Args; problems: string[] } {
     if (match === null) problems.push(`--control: ${JSON.stringify(controlText)} must be a loopback HOST:PORT, e.g. 127.0.0.1:0`);
     else control = { host: (match[1] ?? '127.0.0.1').replace(/^\[|\]$/g, ''), port: Number(match[2]) };
   }
-  const args: Args = { socket: socket ?? '', pods, containersPerPod, churnPerSecond, seed, control };
+  const profileText = values['profile'] ?? 'nodepulse-sim';
+  const profile = SIM_PROFILE_NAMES.find((name) => name === profileText);
+  if (profile === undefined) problems.push(`--profile: ${JSON.stringify(profileText)} must be one of ${SIM_PROFILE_NAMES.join(', ')}`);
+  const args: Args = { socket: socket ?? '', pods, containersPerPod, churnPerSecond, seed, control, profile: profile ?? 'nodepulse-sim' };
   return problems.length > 0 ? { problems } : { args, problems };
 }
 
@@ -78,6 +84,7 @@ async function main(): Promise<void> {
     containersPerPod: args.containersPerPod,
     churnPerSecond: args.churnPerSecond,
     seed: args.seed,
+    profile: args.profile,
   });
   try {
     if (args.control !== undefined) control = await startSimControl(sim, args.control);

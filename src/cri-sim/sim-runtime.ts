@@ -13,6 +13,7 @@
 // | clearFaults()                  | forgets the faults, and answers calls that were hanging     |
 // | setOversize(bytes)             | pads an annotation so each listing is larger than bytes     |
 // | setConditions({...})           | Status reports RuntimeReady / NetworkReady as told          |
+// | profile: 'cri-o' (at start)    | answers as CRI-O does (crio-profile.ts); default: its own   |
 // | close()                        | stops serving (clients see UNAVAILABLE), removes the socket |
 //
 // Strict, as a fake should be: every other runtime.v1 method is answered UNIMPLEMENTED, a
@@ -27,18 +28,20 @@
 //   - The socket path must be short enough for a unix socket (≤ 107 bytes). A socket file left
 //     there by a killed runtime is removed first, as containerd does; any other file is an error.
 //   - Delays and churn ticks run on the injected Clock (the system clock by default).
-//   - Version answers runtime name SIM_RUNTIME_NAME.
+//   - Version, Status and the listings' fields come from the profile (sim-profile.ts): by
+//     default runtime name SIM_RUNTIME_NAME, shaped like containerd; `cri-o` answers as CRI-O.
 import { lstatSync, rmSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { SystemClock, type Clock, type Timer } from '../clock/clock.ts';
 import { loadCriService } from '../cri/cri-proto.ts';
 import { GRPC_STATUS } from '../cri/grpc-fault.ts';
+import { CRIO_PROFILE } from './crio-profile.ts';
 import { FaultScript, type SimFault } from './sim-faults.ts';
 import { CRI_SIM_METHODS, REFUSED_CRI_METHODS, type CriSimMethod } from './sim-methods.ts';
+import { SIM_PROFILE, type SimProfile, type SimProfileName } from './sim-profile.ts';
 import { SimState, type SimContainer, type SimCounts, type SimSandbox } from './sim-state.ts';
 
-export const SIM_RUNTIME_NAME = 'nodepulse-sim';
-export const SIM_RUNTIME_VERSION = '1.0.0';
+export { SIM_RUNTIME_NAME, SIM_RUNTIME_VERSION } from './sim-profile.ts';
 /** The annotation that carries the padding of an oversized answer. */
 export const PADDING_ANNOTATION = 'nodepulse.io/padding';
 /** The call log keeps this many most recent events. */
@@ -58,6 +61,8 @@ export interface SimRuntimeOptions {
   readonly clock?: Clock;
   readonly runtimeReady?: boolean;
   readonly networkReady?: boolean;
+  /** Which runtime it answers as; `nodepulse-sim` by default. */
+  readonly profile?: SimProfileName;
 }
 
 export interface SimConditions {
@@ -84,6 +89,8 @@ export interface SimCallCounts {
 
 export interface SimRuntime {
   readonly socketPath: string;
+  /** The runtime it answers as. */
+  readonly profile: SimProfileName;
   /** unix:///path, for a RuntimeClient. */
   readonly endpoint: string;
   setPods(pods: number, containersPerPod: number): void;
@@ -134,7 +141,9 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
   const state = new SimState(options.seed === undefined ? { clock } : { clock, seed: options.seed });
   state.setPods(options.pods ?? 0, options.containersPerPod ?? 1);
   const faults = new FaultScript();
+  const profile: SimProfile = options.profile === 'cri-o' ? CRIO_PROFILE : SIM_PROFILE;
   let conditions = { runtimeReady: options.runtimeReady ?? true, networkReady: options.networkReady ?? true };
+  profile.checkConditions(conditions);
   let oversizeBytes: number | undefined;
 
   const counts = {
@@ -168,39 +177,16 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
       cache = {
         generation: state.generation,
         oversize: oversizeBytes,
-        pods: encode('ListPodSandbox', { items: padFirst(state.sandboxes().map(sandboxMessage), oversizeBytes) }),
-        containers: encode('ListContainers', { containers: padFirst(state.containers().map(containerMessage), oversizeBytes) }),
+        pods: encode('ListPodSandbox', { items: padFirst(state.sandboxes().map(profile.sandbox), oversizeBytes) }),
+        containers: encode('ListContainers', { containers: padFirst(state.containers().map(profile.container), oversizeBytes) }),
       };
     }
     return cache;
   };
 
   const answers: Record<CriSimMethod, (request: Record<string, unknown>) => unknown> = {
-    Version: () => ({
-      version: '0.1.0',
-      runtimeName: SIM_RUNTIME_NAME,
-      runtimeVersion: SIM_RUNTIME_VERSION,
-      runtimeApiVersion: 'v1',
-    }),
-    Status: (request) => ({
-      status: {
-        conditions: [
-          {
-            type: 'RuntimeReady',
-            status: conditions.runtimeReady,
-            reason: conditions.runtimeReady ? '' : 'RuntimeNotReady',
-            message: conditions.runtimeReady ? '' : 'nodepulse-sim: runtime scripted not ready',
-          },
-          {
-            type: 'NetworkReady',
-            status: conditions.networkReady,
-            reason: conditions.networkReady ? '' : 'NetworkPluginNotReady',
-            message: conditions.networkReady ? '' : 'Network plugin returns error: cni plugin not initialized',
-          },
-        ],
-      },
-      info: request['verbose'] === true ? { config: JSON.stringify({ runtime: SIM_RUNTIME_NAME }) } : {},
-    }),
+    Version: () => profile.version(),
+    Status: (request) => profile.status(conditions, request['verbose'] === true),
     ListPodSandbox: (request) => {
       const filter = request['filter'] as { id?: string; state?: { state?: string } | null; labelSelector?: Record<string, string> } | null;
       if (filter === null || filter === undefined) return listings().pods;
@@ -208,7 +194,7 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
       const items = state
         .sandboxes()
         .filter((s) => (filter.id === undefined || filter.id === '' || s.id.startsWith(filter.id)) && (filter.state === null || filter.state === undefined || s.state === filter.state.state))
-        .map(sandboxMessage);
+        .map(profile.sandbox);
       return encode('ListPodSandbox', { items: padFirst(items, oversizeBytes) });
     },
     ListContainers: (request) => {
@@ -228,7 +214,7 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
             (filter.podSandboxId === undefined || filter.podSandboxId === '' || c.podSandboxId.startsWith(filter.podSandboxId)) &&
             (filter.state === null || filter.state === undefined || c.state === filter.state.state),
         )
-        .map(containerMessage);
+        .map(profile.container);
       return encode('ListContainers', { containers: padFirst(items, oversizeBytes) });
     },
     PodSandboxStatus: (request) => {
@@ -396,6 +382,7 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
   let closing: Promise<void> | undefined;
   return {
     socketPath,
+    profile: profile.name,
     endpoint: `unix://${socketPath}`,
     setPods: (pods, containersPerPod) => state.setPods(pods, containersPerPod),
     step: (count) => state.step(count),
@@ -412,10 +399,12 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
       oversizeBytes = bytes;
     },
     setConditions: (next) => {
-      conditions = {
+      const wanted = {
         runtimeReady: next.runtimeReady ?? conditions.runtimeReady,
         networkReady: next.networkReady ?? conditions.networkReady,
       };
+      profile.checkConditions(wanted);
+      conditions = wanted;
     },
     calls: () => ({
       received: { ...counts.received },
@@ -462,32 +451,6 @@ function removeStaleSocket(path: string): void {
   }
   if (!isSocket) throw new Error(`socketPath: ${path} must not be an existing file that is not a socket`);
   rmSync(path, { force: true });
-}
-
-function sandboxMessage(s: SimSandbox): Record<string, unknown> {
-  return {
-    id: s.id,
-    metadata: { name: s.name, uid: s.uid, namespace: s.namespace, attempt: s.attempt },
-    state: s.state,
-    createdAt: s.createdAtNs.toString(),
-    labels: s.labels,
-    annotations: s.annotations,
-    runtimeHandler: s.runtimeHandler,
-  };
-}
-
-function containerMessage(c: SimContainer): Record<string, unknown> {
-  return {
-    id: c.id,
-    podSandboxId: c.podSandboxId,
-    metadata: { name: c.name, attempt: c.attempt },
-    image: { image: c.image, annotations: {} },
-    imageRef: c.imageRef,
-    state: c.state,
-    createdAt: c.createdAtNs.toString(),
-    labels: c.labels,
-    annotations: c.annotations,
-  };
 }
 
 function containerStatusMessage(c: SimContainer): Record<string, unknown> {

@@ -1,62 +1,55 @@
-// Which CRI socket the agent talks to.
+// Which CRI sockets the agent may talk to: the one it is given, or the ones it probes.
 //
 // Order, as crictl and kubelet users expect it:
-//   1. the --cri-endpoint flag, when given;
+//   1. the --cri-endpoint flag (or the config file's criEndpoint), when given;
 //   2. the CONTAINER_RUNTIME_ENDPOINT environment variable, when set and not empty;
-//   3. the first of DEFAULT_CRI_ENDPOINTS whose socket file exists (containerd, CRI-O,
-//      cri-dockerd: the three runtimes crictl probes).
+//   3. otherwise DEFAULT_CRI_ENDPOINTS are probed (endpoint-probe.ts): a socket counts only when
+//      CRI Version answers on it.
 //
-// An endpoint named by the flag or the environment is used as given, even when its socket does
-// not exist yet: the runtime may still be starting, and the client reports `unavailable` until it
-// answers. Only the defaults are probed. When none of them exists, resolution fails with
-// NoCriEndpointError, whose message lists every path tried.
+// An endpoint that is given is used as given, never probed, even when its socket does not exist
+// yet: the runtime may still be starting, and the client reports `unavailable` until it answers.
+//
+// Why this probe order (docs/install.md says the same to users):
+//   - containerd first: the most common runtime, and the first of crictl's own defaults.
+//   - CRI-O second, as crictl orders it.
+//   - k3s and RKE2 third: they run their own containerd with its socket under /run/k3s, which
+//     crictl does not know. A node that has both a system containerd and k3s's is resolved by
+//     the Node's containerRuntimeVersion (endpoint-probe.ts), not by this order.
+//   - cri-dockerd last: its socket sits directly in /var/run, a directory the shipped DaemonSet
+//     does not mount (mounting /run would hand the agent every socket of the host), so it is
+//     found only where a user mounted it. The path is cri-dockerd's own default
+//     (`--container-runtime-endpoint`, cmd/cri/options/options.go in Mirantis/cri-dockerd), the
+//     one kubeadm and crictl use; /var/run is /run on systemd hosts.
 //
 // Endpoints are unix sockets: `unix:///path` (as crictl writes them) or a bare absolute path,
 // which is turned into the unix:// form. Any other scheme is refused (InvalidCriEndpointError):
 // the agent never talks to a runtime over the network.
-//
-// The candidate list and the existence check are injectable, so the table test never touches
-// the machine's sockets.
-import { statSync } from 'node:fs';
 
-/** The sockets tried when no endpoint is configured, in order. */
+/** The sockets probed when no endpoint is given, in order (see the header for why). */
 export const DEFAULT_CRI_ENDPOINTS: readonly string[] = [
   'unix:///run/containerd/containerd.sock',
   'unix:///run/crio/crio.sock',
+  'unix:///run/k3s/containerd/containerd.sock',
   'unix:///var/run/cri-dockerd.sock',
 ];
 
-export type CriEndpointSource = 'flag' | 'env' | 'default';
-
-export interface ResolvedCriEndpoint {
+export interface ConfiguredCriEndpoint {
   /** Always in the unix:///absolute/path form. */
   readonly endpoint: string;
   /** The socket's path on disk. */
   readonly path: string;
-  readonly source: CriEndpointSource;
-}
-
-export interface ResolveCriEndpointOptions {
-  /** The value of --cri-endpoint, if given. */
-  readonly flag?: string | undefined;
-  /** The environment to read CONTAINER_RUNTIME_ENDPOINT from; defaults to process.env. */
-  readonly env?: Readonly<Record<string, string | undefined>>;
-  /** Replaces DEFAULT_CRI_ENDPOINTS (tests). */
-  readonly candidates?: readonly string[];
-  /** Replaces the check that a socket path exists (tests). */
-  readonly exists?: (path: string) => boolean;
+  /** What set it, for people: `--cri-endpoint`, `CONTAINER_RUNTIME_ENDPOINT`, `config file …`. */
+  readonly source: string;
 }
 
 export class NoCriEndpointError extends Error {
   readonly code = 'no_cri_endpoint';
-  /** Every endpoint tried, in order. */
+  /** Every endpoint probed, in order. */
   readonly tried: readonly string[];
 
-  constructor(tried: readonly string[]) {
-    super(
-      `criEndpoint: none of ${tried.join(', ')} exists; ` +
-        'set --cri-endpoint or CONTAINER_RUNTIME_ENDPOINT to the runtime\'s socket',
-    );
+  /** `why` says what each probed socket did (absent, refused, answered as another runtime). */
+  constructor(tried: readonly string[], why: string) {
+    super(`criEndpoint: no runtime chosen among ${tried.join(', ')}: ${why}; set --cri-endpoint or CONTAINER_RUNTIME_ENDPOINT to the runtime's socket`);
     this.name = 'NoCriEndpointError';
     this.tried = tried;
   }
@@ -73,21 +66,21 @@ export class InvalidCriEndpointError extends Error {
   }
 }
 
-/** Picks the endpoint (see the module header for the order). Throws NoCriEndpointError or InvalidCriEndpointError. */
-export function resolveCriEndpoint(options: ResolveCriEndpointOptions = {}): ResolvedCriEndpoint {
+/**
+ * The endpoint given by the flag or the environment (flag first), or undefined when neither is
+ * set (an empty value counts as unset). Throws InvalidCriEndpointError for a non-unix endpoint.
+ */
+export function configuredCriEndpoint(options: {
+  readonly flag?: string | undefined;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}): ConfiguredCriEndpoint | undefined {
   const flag = options.flag;
-  if (flag !== undefined && flag !== '') return { ...parseCriEndpoint(flag, 'criEndpoint'), source: 'flag' };
-  const fromEnv = (options.env ?? process.env)['CONTAINER_RUNTIME_ENDPOINT'];
+  if (flag !== undefined && flag !== '') return { ...parseCriEndpoint(flag, 'criEndpoint'), source: '--cri-endpoint' };
+  const fromEnv = options.env['CONTAINER_RUNTIME_ENDPOINT'];
   if (fromEnv !== undefined && fromEnv !== '') {
-    return { ...parseCriEndpoint(fromEnv, 'CONTAINER_RUNTIME_ENDPOINT'), source: 'env' };
+    return { ...parseCriEndpoint(fromEnv, 'CONTAINER_RUNTIME_ENDPOINT'), source: 'CONTAINER_RUNTIME_ENDPOINT' };
   }
-  const exists = options.exists ?? socketExists;
-  const candidates = options.candidates ?? DEFAULT_CRI_ENDPOINTS;
-  for (const candidate of candidates) {
-    const parsed = parseCriEndpoint(candidate, 'criEndpoint');
-    if (exists(parsed.path)) return { ...parsed, source: 'default' };
-  }
-  throw new NoCriEndpointError(candidates);
+  return undefined;
 }
 
 /** Normalises `unix:///p` or `/p` to `{ endpoint: 'unix:///p', path: '/p' }`; throws InvalidCriEndpointError otherwise. */
@@ -97,13 +90,4 @@ export function parseCriEndpoint(text: string, key = 'criEndpoint'): { endpoint:
   else if (text.startsWith('/')) path = text;
   if (path === undefined || !path.startsWith('/') || path.length < 2) throw new InvalidCriEndpointError(key, text);
   return { endpoint: `unix://${path}`, path };
-}
-
-function socketExists(path: string): boolean {
-  try {
-    statSync(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

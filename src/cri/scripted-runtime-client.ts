@@ -3,7 +3,9 @@
 // Every relist() call is parked as a pending call that the test answers (answer / fail) or
 // leaves hanging, so a test controls exactly when the runtime "answers" relative to its manual
 // clock. Calls the test did not script (version, status, the single listings) throw, so a
-// component that starts calling something new fails its tests until they say so.
+// component that starts calling something new fails its tests until they say so. version()
+// answers versionAnswer when set ('hang': never, until the call's signal aborts), and counts
+// its calls.
 import { CriError, type CriFaultCode } from './cri-error.ts';
 import type {
   CallOptions,
@@ -22,14 +24,22 @@ export interface PendingRelist {
 }
 
 export class ScriptedRuntimeClient implements RuntimeClient {
-  readonly endpoint = 'unix:///scripted/runtime.sock';
+  readonly endpoint: string;
   /** Relists asked and not yet answered, oldest first. */
   readonly pending: PendingRelist[] = [];
   /** How many relists were asked in all. */
   relistCalls = 0;
   /** When set, status() answers this; otherwise status() is unexpected and throws. */
   statusAnswer: RuntimeStatus | CriError | undefined;
+  /** When set, version() answers this; otherwise version() is unexpected and throws. */
+  versionAnswer: RuntimeVersion | CriError | 'hang' | undefined;
+  /** How many version() calls were made. */
+  versionCalls = 0;
   closed = false;
+
+  constructor(endpoint = 'unix:///scripted/runtime.sock') {
+    this.endpoint = endpoint;
+  }
 
   relist(options: CallOptions): Promise<Listing> {
     this.relistCalls++;
@@ -66,8 +76,16 @@ export class ScriptedRuntimeClient implements RuntimeClient {
     return answer instanceof CriError ? Promise.reject(answer) : Promise.resolve(answer);
   }
 
-  version(_options: CallOptions): Promise<RuntimeVersion> {
-    return Promise.reject(new Error('ScriptedRuntimeClient: version() was not expected'));
+  version(options: CallOptions): Promise<RuntimeVersion> {
+    this.versionCalls++;
+    const answer = this.versionAnswer;
+    if (answer === undefined) return Promise.reject(new Error('ScriptedRuntimeClient: version() was not expected'));
+    if (answer === 'hang') {
+      return new Promise<RuntimeVersion>((_, reject) => {
+        options.signal?.addEventListener('abort', () => reject(options.signal?.reason), { once: true });
+      });
+    }
+    return answer instanceof CriError ? Promise.reject(answer) : Promise.resolve(answer);
   }
 
   listPodSandbox(_options: CallOptions): Promise<{ items: readonly PodSandbox[]; bytes: number }> {

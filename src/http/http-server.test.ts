@@ -24,6 +24,14 @@ const alive = (name: string): Liveness => ({ name, state: 'Alive', reason: 'last
 function deadRuntimeStatus(): StatusSnapshot {
   return {
     node: 'node-a',
+    criEndpoint: {
+      endpoint: 'unix:///run/containerd/containerd.sock',
+      rule: 'configured',
+      reason: 'given by --cri-endpoint; used as given, never probed',
+      held: true,
+      nodeRuntime: null,
+      probed: [],
+    },
     runtime: {
       state: 'Unhealthy',
       lastSuccessBegan: '2026-01-02T03:04:05.123Z',

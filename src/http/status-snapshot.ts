@@ -2,6 +2,7 @@
 // (issue 4). Absent values are `null`, never missing keys, so a reader can rely on every field.
 // Times are wall-clock ISO 8601 strings: for people, never for judgement.
 import type { CriFault } from '../cri/cri-error.ts';
+import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeCondition } from '../cri/types.ts';
 import type { Liveness } from '../liveness/liveness.ts';
 import type { LifecycleEvent } from '../relist/lifecycle-diff.ts';
@@ -10,6 +11,8 @@ import type { RelistCounts } from '../relist/relister.ts';
 
 export interface StatusSnapshot {
   readonly node: string;
+  /** Which CRI socket the agent talks to, and why (given, or which probe rule chose it). */
+  readonly criEndpoint: CriEndpointView;
   readonly runtime: RuntimeStatusView;
   /** The runtime's own Status conditions from its last answer; empty before one. */
   readonly runtimeConditions: readonly RuntimeCondition[];
@@ -43,7 +46,7 @@ export interface StatusEvent extends LifecycleEvent {
 }
 
 /** The field names of a StatusSnapshot, for tests and docs. */
-export const STATUS_FIELDS = ['node', 'runtime', 'runtimeConditions', 'loops', 'lease', 'counts', 'recentEvents'] as const;
+export const STATUS_FIELDS = ['node', 'criEndpoint', 'runtime', 'runtimeConditions', 'loops', 'lease', 'counts', 'recentEvents'] as const;
 
 /** ISO 8601 for wall-clock microseconds since the epoch. */
 export function isoFromWallMicros(wallMicros: number): string {

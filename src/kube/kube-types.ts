@@ -53,7 +53,11 @@ export interface Node {
   readonly kind?: 'Node';
   readonly metadata: ObjectMeta;
   readonly spec?: { readonly unschedulable?: boolean };
-  readonly status?: { readonly conditions?: readonly NodeCondition[] };
+  readonly status?: {
+    readonly conditions?: readonly NodeCondition[];
+    /** containerRuntimeVersion: `runtime_name://runtime_version` from the runtime's CRI Version, as the kubelet reports it. */
+    readonly nodeInfo?: { readonly containerRuntimeVersion?: string };
+  };
 }
 
 export interface ObjectReference {

@@ -93,12 +93,21 @@ test('nodepulse check against a real containerd', async (t) => {
     const run = await runCli(['check', '--cri-endpoint', cd.endpoint, '-o', 'json']);
     assert.equal(run.code, 0, `exit 0 when the relist answered; stderr: ${run.stderr}`);
     const report = JSON.parse(run.stdout) as {
+      endpoint: string;
+      endpointRule: string;
+      endpointReason: string;
+      probed: unknown[];
       runtime: { name: string; version: string };
       pods: number;
       podsReady: number;
       containers: { total: number; byState: Record<string, number> };
       conditions: { type: string; status: boolean; reason: string }[];
     };
+    assert.deepEqual(
+      [report.endpoint, report.endpointRule, report.endpointReason, report.probed],
+      [cd.endpoint, 'configured', 'given by --cri-endpoint', []],
+      'the report says which socket and why: given, so nothing was probed',
+    );
     assert.equal(report.pods, N);
     assert.equal(report.containers.total, M);
     assert.equal(report.podsReady, pods.filter((p) => p.state === 'SANDBOX_READY').length);

@@ -117,7 +117,7 @@ describe('simulated runtime process', () => {
     assert.equal(refused.code, 2);
     assert.equal(refused.stderr.trim().split('\n').length, 1, refused.stderr);
 
-    const sim = spawnSim(t, ['--socket', 'relative.sock', '--pods=-3', '--control', '0.0.0.0:80']);
+    const sim = spawnSim(t, ['--socket', 'relative.sock', '--pods=-3', '--control', '0.0.0.0:80', '--profile', 'docker']);
     sim.readyPromise.catch(() => undefined);
     const { code, stderr } = await sim.exited;
     assert.equal(code, 2);
@@ -125,6 +125,15 @@ describe('simulated runtime process', () => {
       'cri-sim: --socket: "relative.sock" must be an absolute path',
       'cri-sim: --pods: "-3" must be a whole number ≥ 0',
       'cri-sim: --control: "0.0.0.0:80" must be a loopback HOST:PORT, e.g. 127.0.0.1:0',
+      'cri-sim: --profile: "docker" must be one of nodepulse-sim, cri-o',
     ]);
+  });
+
+  test('--profile cri-o answers Version as CRI-O', async (t) => {
+    const socket = join(tempDir(t), 'crio.sock');
+    await startSim(t, ['--socket', socket, '--profile', 'cri-o']);
+    const client = createRuntimeClient({ endpoint: socket });
+    t.after(() => client.close());
+    assert.equal((await client.version({ deadlineMs: 5000 })).runtimeName, 'cri-o');
   });
 });

@@ -5,8 +5,8 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf } from './agent-manifest-checks.ts';
-import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, type K8sObject } from './render.ts';
+import { agentEnv, assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf, hostPathsOf, RUNTIME_DIRS, SHARED_RUN_DIRS } from './agent-manifest-checks.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
@@ -161,6 +161,16 @@ test('helm with the Node condition off drops its flag-guarded grants and passes 
   assert.deepEqual(args, ['--node-condition=false']);
 });
 
+test('kubectl kustomize deploy and helm template render a DaemonSet with no CONTAINER_RUNTIME_ENDPOINT, the three runtime directories, and no /run or /var/run', () => {
+  for (const [what, objects] of [['kustomize deploy', kustomizeBase], ['kustomize all', kustomizeAll], ['helm default', helmDefault], ['helm all', helmAll]] as const) {
+    const ds = only(objects, 'DaemonSet');
+    assert.equal(agentEnv(ds).has('CONTAINER_RUNTIME_ENDPOINT'), false, `${what}: the agent probes; no endpoint is set`);
+    const mounts = hostPathsOf(ds);
+    assert.deepEqual(mounts.map((m) => m.path), [...RUNTIME_DIRS].sort(), `${what}: exactly the runtime directories`);
+    for (const shared of SHARED_RUN_DIRS) assert.equal(mounts.some((m) => m.path === shared), false, `${what}: no mount of ${shared}`);
+  }
+});
+
 test('helm values move the lease namespace, set thresholds, and mount a CRI-O endpoint\'s directory', () => {
   const objects = helm.template([
     'leaseNamespace=node-leases',
@@ -179,7 +189,39 @@ test('helm values move the lease namespace, set thresholds, and mount a CRI-O en
   const pod = (only(objects, 'DaemonSet')['spec'] as { template: { spec: { tolerations: unknown; volumes: Array<{ hostPath?: { path: string } }>; containers: Array<{ args?: string[] }> } } }).template.spec;
   assert.deepEqual(pod.containers[0]?.args, ['--relist-deadline=2m', '--relist-threshold=5m', '--lease-namespace=node-leases']);
   assert.deepEqual(pod.volumes.flatMap((v) => (v.hostPath ? [v.hostPath.path] : [])), ['/run/crio']);
+  assert.equal(agentEnv(only(objects, 'DaemonSet')).get('CONTAINER_RUNTIME_ENDPOINT')?.value, 'unix:///run/crio/crio.sock');
   assert.deepEqual(pod.tolerations, [{ key: 'dedicated', operator: 'Exists' }]);
+  assert.deepEqual(objects.flatMap(schemaErrors), []);
+});
+
+test('helm with a cri-dockerd endpoint sets it and mounts that socket file alone, never /run', () => {
+  const objects = helm.template(['runtime.endpoint=unix:///run/cri-dockerd.sock']);
+  const ds = only(objects, 'DaemonSet');
+  assert.equal(agentEnv(ds).get('CONTAINER_RUNTIME_ENDPOINT')?.value, 'unix:///run/cri-dockerd.sock');
+  assert.deepEqual(hostPathsOf(ds), [
+    { path: '/run/containerd', type: 'DirectoryOrCreate', mountPath: '/run/containerd', readOnly: true },
+    { path: '/run/cri-dockerd.sock', type: 'Socket', mountPath: '/run/cri-dockerd.sock', readOnly: true },
+    { path: '/run/crio', type: 'DirectoryOrCreate', mountPath: '/run/crio', readOnly: true },
+    { path: '/run/k3s/containerd', type: 'DirectoryOrCreate', mountPath: '/run/k3s/containerd', readOnly: true },
+  ]);
+  assert.deepEqual(objects.flatMap(schemaErrors), []);
+  const elsewhere = hostPathsOf(only(helm.template(['runtime.endpoint=unix:///var/lib/rt/cri.sock']), 'DaemonSet'));
+  assert.deepEqual(elsewhere.filter((m) => m.path === '/var/lib/rt'), [{ path: '/var/lib/rt', type: 'DirectoryOrCreate', mountPath: '/var/lib/rt', readOnly: true }], 'an endpoint in a directory of its own mounts that directory');
+});
+
+test('the cri-dockerd patch docs/install.md shows renders with kustomize: the endpoint, and that socket file alone', () => {
+  const install = readFileSync(join(REPO_ROOT, 'docs', 'install.md'), 'utf8');
+  const block = /<!-- cri-dockerd patch -->\s*```yaml\n([\s\S]*?)```/.exec(install)?.[1];
+  assert.ok(block !== undefined, 'precondition: docs/install.md holds the cri-dockerd patch after its marker');
+  const objects = renderKustomizeOverlay(['deploy/base'], [], [block]);
+  const ds = only(objects, 'DaemonSet');
+  assert.equal(agentEnv(ds).get('CONTAINER_RUNTIME_ENDPOINT')?.value, 'unix:///run/cri-dockerd.sock');
+  assert.deepEqual(hostPathsOf(ds).map((m) => [m.path, m.type, m.mountPath, m.readOnly]), [
+    ['/run/containerd', 'DirectoryOrCreate', '/run/containerd', true],
+    ['/run/cri-dockerd.sock', 'Socket', '/run/cri-dockerd.sock', true],
+    ['/run/crio', 'DirectoryOrCreate', '/run/crio', true],
+    ['/run/k3s/containerd', 'DirectoryOrCreate', '/run/k3s/containerd', true],
+  ]);
   assert.deepEqual(objects.flatMap(schemaErrors), []);
 });
 

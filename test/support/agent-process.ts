@@ -71,6 +71,11 @@ export interface AgentProcessOptions {
   readonly cwd?: string;
   /** Node options before the script, e.g. ['--max-old-space-size=64']. */
   readonly nodeArgs?: readonly string[];
+  /**
+   * A command the agent's command line is appended to, e.g. `unshare -m sh -c '…; exec "$@"' sh`.
+   * It must exec the agent, so that the spawned pid is the agent's.
+   */
+  readonly launcher?: readonly string[];
   /** Override START_TIMEOUT_MS. */
   readonly startTimeoutMs?: number;
   /** Clock for every wait; the system clock by default. */
@@ -132,7 +137,8 @@ export async function startAgentProcess(t: Pick<TestContext, 'after'>, options: 
   const clock = options.clock ?? new SystemClock();
   const args = [...options.args];
   if (!args.some((a) => a === '--http-address' || a.startsWith('--http-address='))) args.push('--http-address=127.0.0.1:0');
-  const child = spawn(NODE_24, [...(options.nodeArgs ?? []), AGENT_MAIN, 'agent', ...args], {
+  const command = [...(options.launcher ?? []), NODE_24, ...(options.nodeArgs ?? []), AGENT_MAIN, 'agent', ...args];
+  const child = spawn(command[0] ?? NODE_24, command.slice(1), {
     cwd: options.cwd ?? REPO_ROOT,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/root', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -393,6 +399,8 @@ export interface StandInOptions {
   /** A token file path to write into the kubeconfig instead. */
   readonly tokenFile?: string;
   readonly leaseNamespace?: string;
+  /** The Node's status.nodeInfo, as its kubelet would report it. */
+  readonly nodeInfo?: Readonly<Record<string, string>>;
 }
 
 export const DEFAULT_LEASE_NAMESPACE = 'nodepulse';
@@ -403,7 +411,7 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const api = await startApiServer(options.api ?? {});
   t.after(() => api.close());
-  await createNode(api.url, options.nodeName);
+  await createNode(api.url, options.nodeName, options.nodeInfo);
   const kubeconfig = join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfig, {
     server: api.url,
@@ -441,8 +449,8 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
 }
 
 /** Registers a Node the way a kubelet would (POST /api/v1/nodes). */
-export function createNode(url: string, name: string): Promise<void> {
-  return registerNode(url, name, { timeoutMs: PROBE_TIMEOUT_MS });
+export function createNode(url: string, name: string, nodeInfo?: Readonly<Record<string, string>>): Promise<void> {
+  return registerNode(url, name, { timeoutMs: PROBE_TIMEOUT_MS, ...(nodeInfo === undefined ? {} : { nodeInfo }) });
 }
 
 function renewTimeOf(parsed: unknown): string | undefined {

@@ -34,11 +34,32 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 
-{{/* Host directories to mount: socketDirs plus the endpoint's own directory, deduplicated. */}}
+{{/* The endpoint's socket path, or "" when the agent probes. */}}
+{{- define "nodepulse.endpointPath" -}}
+{{- .Values.runtime.endpoint | default "" | trimPrefix "unix://" }}
+{{- end }}
+
+{{/* Directories never mounted whole: they hold every socket of the host. */}}
+{{- define "nodepulse.sharedRunDirs" -}}
+{{- toJson (list "/" "/run" "/var/run") }}
+{{- end }}
+
+{{/* Host directories to mount: socketDirs plus the endpoint's own directory (unless it is /run
+itself), deduplicated. */}}
 {{- define "nodepulse.socketDirs" -}}
-{{- $endpointDir := .Values.runtime.endpoint | trimPrefix "unix://" | dir }}
-{{- $dirs := append .Values.runtime.socketDirs $endpointDir | uniq }}
-{{- toJson $dirs }}
+{{- $dirs := .Values.runtime.socketDirs }}
+{{- $path := include "nodepulse.endpointPath" . }}
+{{- if and $path (not (has (dir $path) (include "nodepulse.sharedRunDirs" . | fromJsonArray))) }}
+{{- $dirs = append $dirs (dir $path) }}
+{{- end }}
+{{- toJson ($dirs | uniq) }}
+{{- end }}
+
+{{/* An endpoint whose socket sits directly in /run (cri-dockerd's): that socket file alone is
+mounted, or "" when there is none. */}}
+{{- define "nodepulse.socketFile" -}}
+{{- $path := include "nodepulse.endpointPath" . }}
+{{- if and $path (has (dir $path) (include "nodepulse.sharedRunDirs" . | fromJsonArray)) }}{{ $path }}{{ end }}
 {{- end }}
 
 {{/* The controller (controller.enabled): its own name, service account and labels. */}}
