@@ -42,12 +42,20 @@
 // | apiTimeout < stuckWindow                  | one API request ends before the lease loop reads stuck     |
 // | apiTimeout ≤ leaseDuration                | kubelet caps its heartbeat client's timeout at the lease   |
 // |                                           | duration: a renewal answered later is already worthless    |
+// | idleWindow > 7s, unless nodeCondition is  | the Node condition loop backs off up to 7 s after a failed |
+// | false                                     | write (conditionBackoffRule)                               |
 // | leaseDuration is whole seconds            | the Lease field is leaseDurationSeconds, an integer        |
 //
 // statusDeadline is deliberately NOT bounded by statusPeriod: the poller's period is sliding (it
 // counts from the end of the previous poll), so polls never overlap, and kubelet itself polls
 // Status every 5 s with a far longer request timeout. What a long Status deadline can break is
 // the poller's own liveness, hence statusDeadline < stuckWindow.
+//
+// Together these keep the idle window above the longest wait any loop can choose between two
+// ticks: the relister's period, the lease loop's jittered renew interval, its recheck and its
+// wait after a failure (cut to the renew interval, lease/backoff.ts), the Status poller's period,
+// and the condition loop's recheck and backoff. A loop that waits as long as it chose must never
+// read as Stalled, or /livez gets a healthy agent restarted.
 //
 // Written by hand, without a schema library: the config is validated once at start-up, and a
 // library loaded for that stays resident for the agent's whole life (zod cost about 7 MiB of RSS
@@ -59,6 +67,7 @@
 // rules run only once every single key is valid, so one typo yields one line, not a cascade; every
 // broken cross-field rule is reported at once. A key that should have a value and has none (the
 // loader supplies a default for it) throws: that is a bug in the loader, not bad input.
+import { MAX_BACKOFF_MS } from '../lease/backoff.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/logger.ts';
 import { parseByteSize, formatByteSize } from './byte-size.ts';
 import { formatDuration, parseDuration } from './duration.ts';
@@ -332,7 +341,19 @@ function crossRuleIssues(r: Resolved): AgentConfigIssue[] {
   shorter('statusDeadline', 'stuckWindow');
   shorter('apiTimeout', 'stuckWindow');
   rule('apiTimeout', t('apiTimeout').ms <= t('leaseDuration').ms, `no longer than leaseDuration (${t('leaseDuration').text})`);
+  const backoff = conditionBackoffRule(t('idleWindow').ms, r.nodeCondition);
+  if (backoff !== undefined) rule('idleWindow', false, backoff);
   return issues;
+}
+
+/**
+ * The one wait no other rule bounds: the Node condition loop retries a failed write after a
+ * backoff of up to MAX_BACKOFF_MS (7 s, upstream's), so with the condition on, the idle window
+ * must be longer. Returns the rule the idle window breaks, or undefined when it holds.
+ */
+export function conditionBackoffRule(idleWindowMs: number, nodeCondition: boolean): string | undefined {
+  if (!nodeCondition || idleWindowMs > MAX_BACKOFF_MS) return undefined;
+  return `longer than ${formatDuration(MAX_BACKOFF_MS)}, the Node condition loop's longest backoff after a failed write (or nodeCondition false)`;
 }
 
 function toAgentConfig(r: Resolved): AgentConfig {

@@ -10,7 +10,9 @@
 // |--------------------------|-------------------------------|-------------------------------------------|
 // | withhold                 | none                          | RECHECK (1 s)                             |
 // | renew                    | succeeded                     | renew interval + 0–4 % jitter             |
-// | renew                    | failed                        | backoff 200 ms → 7 s (Retry-After on 429) |
+// | renew                    | failed                        | backoff 200 ms → 7 s, or a longer         |
+// |                          |                               | Retry-After (429, 503); at most the renew |
+// |                          |                               | interval (backoff.ts)                     |
 // | renew, then withhold     | stopped before the next write | RECHECK                                   |
 //
 // - One write attempt per tick. A retry is simply the next tick, which starts at the gate, so
@@ -246,7 +248,7 @@ export class NodeLease {
     this.#setRenewing(false);
     hooks?.renewal?.('error');
     const retryAfter = err instanceof KubeApiError ? err.retryAfterMs : undefined;
-    return retryDelayMs(this.#failuresInRow, retryAfter);
+    return retryDelayMs(this.#failuresInRow, retryAfter, this.renewIntervalMs);
   }
 
   #setRenewing(renewing: boolean): void {
