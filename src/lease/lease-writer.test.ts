@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, WINDOWS, type Harness } from './lease-test-harness.ts';
-import { NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
+import { GATE_WATCH_MS, NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
 
 const INTERVAL = 10_000;
 const PATCH_ROUTE = `PATCH ${LEASE_PATH}`;
@@ -341,4 +341,43 @@ test('the gate is asked again before the PATCH after a 409 on create: it closes 
   assert.equal(await tickAcrossTheEdge(h, lease, { method: 'POST', count: 2 }), RECHECK_MS);
   assert.deepEqual(calls(h, from), [`PATCH ${LEASE_PATH} 404`, `GET ${NODE_PATH} 200`, `POST ${LEASES_PATH} 409`], 'no PATCH after the 409');
   assert.equal(h.storedLease()?.spec?.renewTime, renewTime, 'the lease did not move');
+});
+
+test('a write in flight when the gate closes is cancelled: the tick ends withheld at the next look, and nothing counts as a failure', async (t) => {
+  const h = await harness(t);
+  const lease = await renewedOnce(h);
+  const renewTime = h.storedLease()?.spec?.renewTime;
+  h.beginRelist(); // never answered: the relister reads Stalled once past the stuck window
+  const startAt = WINDOWS.stuckWindowMs - 5 * GATE_WATCH_MS;
+  await h.clock.advance(startAt - h.clock.monotonicMs());
+  h.api.faults.hangNext(1, PATCH_ROUTE); // a slow API server: the PATCH is never answered
+  const patches = h.api.requests.count({ method: 'PATCH' });
+  let delay: number | undefined;
+  const pending = lease.tick(h.signal).then((d) => (delay = d));
+  await until(() => h.api.requests.count({ method: 'PATCH' }) === patches + 1, 'the PATCH to reach the stand-in');
+  await h.clock.advance(WINDOWS.stuckWindowMs - startAt);
+  assert.equal(h.relisterLiveness().state, 'Alive', 'precondition: the gate is still open at the edge of the stuck window');
+  assert.equal(delay, undefined, 'precondition: the write is still in flight while the gate is open');
+  await h.clock.advance(GATE_WATCH_MS);
+  assert.equal(h.relisterLiveness().state, 'Stalled', 'precondition: the gate has closed');
+  await until(() => delay !== undefined, 'the tick to end once the gate closed', 2_000);
+  await pending;
+  assert.equal(delay, RECHECK_MS, 'withheld: looked at again in RECHECK');
+  assert.equal(h.lines('Lease renewal withheld')[0]?.['reason'], 'relister-stalled');
+  assert.equal(h.lines('Lease renewal failing').length, 0, 'a cancelled write is not a failure of the API');
+  assert.equal(lease.snapshot().lastError, undefined);
+  assert.equal(lease.snapshot().renewing, false);
+  assert.equal(h.storedLease()?.spec?.renewTime, renewTime, 'the lease did not move');
+});
+
+test('a write whose gate stays open leaves no watch behind', async (t) => {
+  const h = await harness(t);
+  const lease = await renewedOnce(h);
+  const before = h.clock.pendingTimers();
+  for (let i = 0; i < 5; i++) {
+    await h.clock.advance(INTERVAL);
+    await h.relist('answer');
+    assert.equal(await lease.tick(h.signal), INTERVAL);
+  }
+  assert.equal(h.clock.pendingTimers(), before, 'no timer outlives its write');
 });
