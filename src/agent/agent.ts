@@ -22,7 +22,7 @@ import { NodeCondition, type NodeConditionApi } from '../condition/node-conditio
 import type { AgentConfig } from '../config/agent-config-schema.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
-import { healthzChecks, type HealthCheck } from '../http/health-report.ts';
+import { healthzChecks, livezChecks, type HealthCheck } from '../http/health-report.ts';
 import { isoFromWallMicros, runtimeStatusView, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { NodeLease } from '../lease/node-lease.ts';
@@ -95,6 +95,7 @@ export class Agent {
       thresholdMs: config.relistThresholdMs,
       onOutcome: (outcome) => this.#onRelist(outcome),
     });
+    this.metrics.setAgentAliveProvider(() => livezChecks(this.loops(), this.#withinStartupGrace()).every((c) => c.ok));
     this.metrics.setRelistInFlightProvider(() => {
       const since = this.relister.ledger.record().inFlightSince;
       return since === undefined ? 0 : (clock.monotonicMs() - since.monotonicMs) / 1000;
@@ -276,8 +277,6 @@ export class Agent {
   #observe(): void {
     const health = this.runtimeHealth();
     this.metrics.runtimeHealthy.set(health.state === 'Healthy' ? 1 : 0);
-    const relister = this.loopLiveness('relister');
-    this.metrics.agentAlive.set(relister.state === 'Alive' ? 1 : 0);
     const log = this.#options.logger;
     const runtimeKey = health.state === 'Healthy' ? 'Healthy' : `${health.state}/${'why' in health ? health.why : ''}`;
     if (this.#changed('runtime', runtimeKey)) {
