@@ -8,6 +8,7 @@ import { ManualClock } from '../clock/manual-clock.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { CriError } from '../cri/cri-error.ts';
 import { ScriptedRuntimeClient } from '../cri/scripted-runtime-client.ts';
+import type { CallOptions, RuntimeStatus } from '../cri/types.ts';
 import { MemoryKube } from '../kube/memory-kube.ts';
 import { createLogger, memorySink } from '../log/logger.ts';
 import { Agent } from './agent.ts';
@@ -15,7 +16,20 @@ import { ResolvingRuntimeClient } from './resolving-runtime-client.ts';
 
 const NODE = 'node-a';
 
-/** The agent on a manual clock; `runtime` replaces the scripted runtime (then argv gives no endpoint). */
+/** The scripted runtime, counting Status calls, and able to leave them hanging. */
+class StatusRuntime extends ScriptedRuntimeClient {
+  statusCalls = 0;
+  statusHangs = false;
+
+  override status(options: CallOptions): Promise<RuntimeStatus> {
+    this.statusCalls++;
+    if (!this.statusHangs) return super.status(options);
+    // Never answered; only the caller's signal (the agent stopping) ends it.
+    return new Promise<RuntimeStatus>((_, reject) => options.signal?.addEventListener('abort', () => reject(options.signal?.reason), { once: true }));
+  }
+}
+
+/** The agent on a manual clock; `wired.runtime` replaces the scripted runtime (then argv gives no endpoint). */
 async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { runtime: ResolvingRuntimeClient; clock: ManualClock } | undefined = undefined) {
   const endpointArgs = wired === undefined ? ['--cri-endpoint', 'unix:///scripted.sock'] : [];
   const loaded = loadAgentConfig({
@@ -25,15 +39,16 @@ async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { run
   });
   assert.ok(loaded.ok, 'precondition: the test config is valid');
   const clock = wired?.clock ?? new ManualClock();
-  const runtime = new ScriptedRuntimeClient();
+  const runtime = new StatusRuntime();
   runtime.statusAnswer = { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }] };
   const kube = new MemoryKube(NODE);
   const sink = memorySink();
+  const registry = new Registry();
   const agent = new Agent({
     config: loaded.config,
     clock,
     logger: createLogger({ level: 'info', destination: sink, time: () => '' }),
-    registry: new Registry(),
+    registry,
     runtime: wired?.runtime ?? runtime,
     kube,
     random: () => 0,
@@ -50,7 +65,12 @@ async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { run
     }
     await clock.advance(1000);
   };
-  return { agent, clock, runtime, kube, sink, url, second };
+  /** One sample of a metric, read as a scrape reads it. */
+  const metric = async (name: string, labels: Record<string, string> = {}): Promise<number | undefined> => {
+    const values = (await registry.getSingleMetric(name)?.get())?.values ?? [];
+    return values.find((v) => Object.entries(labels).every(([k, want]) => v.labels[k] === want))?.value;
+  };
+  return { agent, clock, runtime, kube, sink, url, second, metric };
 }
 
 test('no info line in 60 quiet ticks once the agent has settled', async (t) => {
@@ -129,4 +149,62 @@ test('/status and the log say which socket was probed and chosen, and why, once'
   assert.equal(chosen[0]?.['criEndpoint'], 'unix:///run/crio/crio.sock');
   assert.equal(chosen[0]?.['rule'], 'probe-order');
   assert.match(String(chosen[0]?.['reason']), /whose CRI Version answered \(cri-o 1\.30\.4\)/);
+});
+
+test("the runtime's Status is polled every 5 s, counted from the end of the last poll", async (t) => {
+  const a = await startAgent(t);
+  assert.equal(a.runtime.statusCalls, 1, 'the first poll comes at start');
+  for (let i = 0; i < 60; i++) await a.second();
+  assert.equal(a.runtime.statusCalls, 13, 'polls at 0, 5, 10, …, 60 s');
+});
+
+test('RuntimeReady=false and NetworkReady=false are shown, and never gate the lease', async (t) => {
+  const a = await startAgent(t);
+  a.runtime.statusAnswer = {
+    conditions: [
+      { type: 'RuntimeReady', status: false, reason: 'RuntimeDown', message: 'the runtime says it is not ready' },
+      { type: 'NetworkReady', status: false, reason: 'NetworkPluginNotReady', message: 'cni config uninitialized' },
+    ],
+  };
+  for (let i = 0; i < 6; i++) await a.second();
+  assert.deepEqual(a.agent.statusPoller.reading().conditions.map((c) => [c.type, c.status]), [['RuntimeReady', false], ['NetworkReady', false]], 'precondition: the poller read both as false');
+  const before = a.kube.calls.filter((c) => c.method === 'patchLease').length;
+  for (let i = 0; i < 30; i++) await a.second();
+  assert.equal(a.agent.lease.gate().action, 'renew');
+  assert.equal(a.agent.status().lease.renewing, true);
+  assert.equal(a.kube.calls.filter((c) => c.method === 'patchLease').length - before, 3, 'renewed every 10 s as usual');
+  assert.equal(await a.metric('nodepulse_runtime_condition', { type: 'RuntimeReady' }), 0, 'the condition is shown in the metrics');
+  assert.equal(a.kube.condition('RuntimeRelistUnhealthy')?.status, 'False', 'and the Node condition follows the relists, not Status');
+});
+
+test('a failed Status call keeps the last conditions, records the fault, is logged as a run, and gates nothing', async (t) => {
+  const a = await startAgent(t);
+  for (let i = 0; i < 6; i++) await a.second();
+  a.runtime.statusAnswer = new CriError('unavailable', 'connection refused');
+  for (let i = 0; i < 30; i++) await a.second();
+  const reading = a.agent.statusPoller.reading();
+  assert.deepEqual(reading.conditions.map((c) => [c.type, c.status]), [['RuntimeReady', true]], 'the last answered conditions stay');
+  assert.deepEqual(reading.lastFault, { code: 'unavailable', message: 'connection refused' });
+  assert.equal(await a.metric('nodepulse_runtime_condition', { type: 'RuntimeReady' }), 1, 'the metric keeps the last answer');
+  assert.equal(a.sink.lines.filter((l) => l['msg'] === 'Runtime status poll failing').length, 1, 'six failed polls, one line');
+  assert.equal(a.agent.loopLiveness('status').state, 'Alive', 'a failed poll ends at once: the loop stays alive');
+  assert.equal(a.agent.status().lease.renewing, true, 'the lease is not gated by Status');
+  a.runtime.statusAnswer = { conditions: [{ type: 'RuntimeReady', status: true, reason: '', message: '' }] };
+  for (let i = 0; i < 5; i++) await a.second();
+  assert.equal(a.sink.lines.find((l) => l['msg'] === 'Runtime status poll recovered')?.['failures'], 6);
+  assert.equal(a.agent.statusPoller.reading().lastFault, undefined, 'an answer clears the fault');
+});
+
+test('nodepulse_agent_alive follows every loop, as /livez does: a wedged Status poller makes both fail', async (t) => {
+  const a = await startAgent(t, ['--startup-grace', '5s']);
+  for (let i = 0; i < 6; i++) await a.second();
+  assert.equal(await a.metric('nodepulse_agent_alive'), 1);
+  a.runtime.statusHangs = true; // the next poll never returns; the relister goes on answering
+  for (let i = 0; i < 100; i++) await a.second();
+  assert.equal(a.agent.loopLiveness('relister').state, 'Alive', 'precondition: the relister is alive');
+  assert.equal(a.agent.loopLiveness('status').state, 'Stalled', 'precondition: the Status poller is past its stuck window');
+  const livez = await fetch(`${a.url}/livez`);
+  assert.equal(livez.status, 503);
+  assert.match(await livez.text(), /status failed: Stalled/);
+  assert.equal(await a.metric('nodepulse_agent_alive'), 0, 'the gauge says what /livez says');
 });

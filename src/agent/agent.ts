@@ -23,7 +23,7 @@ import type { AgentConfig } from '../config/agent-config-schema.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
-import { healthzChecks, type HealthCheck } from '../http/health-report.ts';
+import { healthzChecks, livezChecks, type HealthCheck } from '../http/health-report.ts';
 import { isoFromWallMicros, runtimeStatusView, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { NodeLease } from '../lease/node-lease.ts';
@@ -98,6 +98,7 @@ export class Agent {
       thresholdMs: config.relistThresholdMs,
       onOutcome: (outcome) => this.#onRelist(outcome),
     });
+    this.metrics.setAgentAliveProvider(() => livezChecks(this.loops(), this.#withinStartupGrace()).every((c) => c.ok));
     this.metrics.setRelistInFlightProvider(() => {
       const since = this.relister.ledger.record().inFlightSince;
       return since === undefined ? 0 : (clock.monotonicMs() - since.monotonicMs) / 1000;
@@ -288,8 +289,6 @@ export class Agent {
   #observe(): void {
     const health = this.runtimeHealth();
     this.metrics.runtimeHealthy.set(health.state === 'Healthy' ? 1 : 0);
-    const relister = this.loopLiveness('relister');
-    this.metrics.agentAlive.set(relister.state === 'Alive' ? 1 : 0);
     const log = this.#options.logger;
     const socket = this.criEndpoint();
     // Each newly chosen socket once; a drop shows in the relist failures and in /status.

@@ -42,12 +42,20 @@
 // | apiTimeout < stuckWindow                  | one API request ends before the lease loop reads stuck     |
 // | apiTimeout ≤ leaseDuration                | kubelet caps its heartbeat client's timeout at the lease   |
 // |                                           | duration: a renewal answered later is already worthless    |
+// | idleWindow > 7s, unless nodeCondition is  | the Node condition loop backs off up to 7 s after a failed |
+// | false                                     | write (conditionBackoffRule)                               |
 // | leaseDuration is whole seconds            | the Lease field is leaseDurationSeconds, an integer        |
 //
 // statusDeadline is deliberately NOT bounded by statusPeriod: the poller's period is sliding (it
 // counts from the end of the previous poll), so polls never overlap, and kubelet itself polls
 // Status every 5 s with a far longer request timeout. What a long Status deadline can break is
 // the poller's own liveness, hence statusDeadline < stuckWindow.
+//
+// Together these keep the idle window above the longest wait any loop can choose between two
+// ticks: the relister's period, the lease loop's jittered renew interval, its recheck and its
+// wait after a failure (cut to the renew interval, lease/backoff.ts), the Status poller's period,
+// and the condition loop's recheck and backoff. A loop that waits as long as it chose must never
+// read as Stalled, or /livez gets a healthy agent restarted.
 //
 // A new cross-field rule is one more entry of CROSS_FIELD_RULES (cross-field-rules.ts): the key
 // its line is about, when it holds, its rule text and the value its line shows.
@@ -59,6 +67,7 @@
 // single key is valid: one typo yields one line, not a cascade. Every broken cross-field rule is
 // reported at once, each issue carrying the value its line shows (params.shown).
 import { z } from 'zod/v3';
+import { MAX_BACKOFF_MS } from '../lease/backoff.ts';
 import type { LogLevel } from '../log/logger.ts';
 import { checkCrossFieldRules, longer, shorter, type CrossFieldRule } from './cross-field-rules.ts';
 import { formatDuration } from './duration.ts';
@@ -177,6 +186,12 @@ export const CROSS_FIELD_RULES: readonly AgentCrossFieldRule[] = [
     rule: (c) => `no longer than leaseDuration (${c.leaseDuration.text})`,
     shown: (c) => c.apiTimeout.text,
   },
+  {
+    key: 'idleWindow',
+    holds: (c) => conditionBackoffRule(c.idleWindow.ms, c.nodeCondition) === undefined,
+    rule: (c) => conditionBackoffRule(c.idleWindow.ms, c.nodeCondition) ?? '',
+    shown: (c) => c.idleWindow.text,
+  },
 ];
 
 function resolve(p: SingleKeys): ResolvedAgentConfig {
@@ -187,6 +202,16 @@ function resolve(p: SingleKeys): ResolvedAgentConfig {
     renewInterval: p.renewInterval ?? { ms: renewMs, text: `${formatDuration(renewMs)} (leaseDuration × ${RENEW_INTERVAL_FRACTION})` },
     stuckWindow: p.stuckWindow ?? { ms: stuckMs, text: `${formatDuration(stuckMs)} (relistDeadline + ${formatDuration(STUCK_WINDOW_SLACK_MS)})` },
   };
+}
+
+/**
+ * The one wait no other rule bounds: the Node condition loop retries a failed write after a
+ * backoff of up to MAX_BACKOFF_MS (7 s, upstream's), so with the condition on, the idle window
+ * must be longer. Returns the rule the idle window breaks, or undefined when it holds.
+ */
+export function conditionBackoffRule(idleWindowMs: number, nodeCondition: boolean): string | undefined {
+  if (!nodeCondition || idleWindowMs > MAX_BACKOFF_MS) return undefined;
+  return `longer than ${formatDuration(MAX_BACKOFF_MS)}, the Node condition loop's longest backoff after a failed write (or nodeCondition false)`;
 }
 
 function toAgentConfig(c: ResolvedAgentConfig): AgentConfig {

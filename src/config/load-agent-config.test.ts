@@ -2,7 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { ZodError } from 'zod/v3';
+import { backoffMs, retryDelayMs } from '../lease/backoff.ts';
+import { RENEW_JITTER } from '../lease/node-lease.ts';
+import { jittered } from '../loop/run-loop.ts';
 import { AGENT_CONFIG_KEYS, AGENT_CONFIG_SPECS } from './agent-config-keys.ts';
+import type { AgentConfig } from './agent-config-schema.ts';
 import { loadAgentConfig, type LoadAgentConfigInput } from './load-agent-config.ts';
 import { printableConfig } from './printable-config.ts';
 
@@ -130,6 +134,10 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     },
     { argv: [...N, '--stuck-window', '1m1s', '--status-deadline', '1m1s'], line: 'statusDeadline: 1m1s must be shorter than stuckWindow (1m1s)' },
     {
+      argv: [...N, '--idle-window', '7s', '--renew-interval', '5s'],
+      line: "idleWindow: 7s must be longer than 7s, the Node condition loop's longest backoff after a failed write (or nodeCondition false)",
+    },
+    {
       argv: [...N, '--api-timeout', '2m', '--lease-duration', '3m', '--renew-interval', '10s'],
       line: 'apiTimeout: 2m must be shorter than stuckWindow (1m30s (relistDeadline + 30s))',
     },
@@ -165,6 +173,7 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
       'renewInterval: 10s (leaseDuration × 0.25) must be shorter than idleWindow (1s) with 4% jitter added, or the lease loop reads as stalled between renewals',
       'leaseRecheck: 1s must be shorter than idleWindow (1s)',
       'statusPeriod: 5s must be shorter than idleWindow (1s)',
+      "idleWindow: 1s must be longer than 7s, the Node condition loop's longest backoff after a failed write (or nodeCondition false)",
     ]);
   });
 
@@ -273,6 +282,57 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     assert.equal(config.renewIntervalMs, 1_000);
     assert.equal(config.stuckWindowMs, 32_000);
     assert.equal(configOf([...N, '--lease-duration', '4s', '--api-timeout', '4s']).config.renewIntervalMs, 1_000);
+  });
+});
+
+describe('loadAgentConfig: the idle window is longer than the longest wait any loop can choose', () => {
+  /**
+   * What each loop of the agent can choose to wait between two ticks, taken from the loops' own
+   * code: a loop that waits as long as it chose must never read as Stalled.
+   */
+  function loopWaits(c: AgentConfig): Array<[string, number]> {
+    const waits: Array<[string, number]> = [
+      ['relister: its period', c.relistPeriodMs],
+      ['lease: a renew interval with the most jitter', jittered(c.renewIntervalMs, RENEW_JITTER, () => 1)],
+      ['lease: the recheck while withheld', c.leaseRecheckMs],
+      ['lease: the wait after a failure, with any Retry-After', retryDelayMs(1_000_000, Number.POSITIVE_INFINITY, c.renewIntervalMs)],
+      ['status: its period', c.statusPeriodMs],
+    ];
+    if (c.nodeCondition) waits.push(['condition: its recheck', c.leaseRecheckMs], ['condition: the backoff after a failed write', backoffMs(1_000_000)]);
+    return waits;
+  }
+
+  it('holds for every valid config of a grid of timings around the edges', () => {
+    let valid = 0;
+    let refused = 0;
+    for (const idle of ['2s', '5s', '7s', '7001ms', '30s'])
+      for (const period of ['100ms', '1s', '5s'])
+        for (const lease of ['4s', '12s', '40s'])
+          for (const renew of [[], ['--renew-interval', '1s'], ['--renew-interval', '5s']])
+            for (const recheck of ['500ms', '1s'])
+              for (const status of ['1s', '5s'])
+                for (const condition of ['true', 'false']) {
+                  const argv = [...N, '--idle-window', idle, '--relist-period', period, '--lease-duration', lease, ...renew, '--lease-recheck', recheck,
+                    '--status-period', status, `--node-condition=${condition}`, '--api-timeout', '2s'];
+                  const result = load(argv);
+                  if (!result.ok) {
+                    refused++;
+                    continue;
+                  }
+                  valid++;
+                  for (const [what, ms] of loopWaits(result.config)) {
+                    assert.ok(result.config.idleWindowMs > ms, `${argv.join(' ')}: the idle window (${result.config.idleWindowMs} ms) must be longer than ${what} (${ms} ms)`);
+                  }
+                }
+    assert.ok(valid > 100 && refused > 100, `precondition: the grid holds valid and refused configs (${valid} valid, ${refused} refused)`);
+  });
+
+  it('a short idle window is valid without the Node condition, whose backoff is the only wait it does not cover', () => {
+    const argv = [...N, '--idle-window', '2s', '--lease-duration', '4s', '--api-timeout', '2s', '--status-period', '1s'];
+    assert.deepEqual(errorsOf(argv), [
+      "idleWindow: 2s must be longer than 7s, the Node condition loop's longest backoff after a failed write (or nodeCondition false)",
+    ]);
+    assert.equal(configOf([...argv, '--node-condition=false']).config.idleWindowMs, 2_000);
   });
 });
 

@@ -277,7 +277,7 @@ describe('createHttpServer on a real port', () => {
 });
 
 describe('createHttpServer bounds', () => {
-  it('sets header and request timeouts and caps connections', () => {
+  it('sets header and request timeouts, and guards connections instead of refusing past a cap', () => {
     const server = createHttpServer({
       loops: () => [],
       withinStartupGrace: () => false,
@@ -289,7 +289,8 @@ describe('createHttpServer bounds', () => {
     assert.equal(server.headersTimeout, 10_000);
     assert.equal(server.requestTimeout, 15_000);
     assert.equal(server.keepAliveTimeout, 5_000);
-    assert.equal(server.maxConnections, 64);
+    assert.equal(server.maxConnections, undefined, "net.Server's cap refuses newcomers; connection-guard.ts chooses what to close instead");
+    assert.equal(Reflect.get(server, 'connectionsCheckingInterval'), 1_000, 'header and request timeouts are enforced within a second');
     assert.equal(server.listening, false, 'the caller listens');
   });
 });

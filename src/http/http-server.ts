@@ -16,13 +16,17 @@
 // takes a body, so a large one is a mistake or an attack, never read in full).
 //
 // Bounds: header size, header and request timeouts, keep-alive and the number of connections are
-// all capped (HttpServerOptions). Failure modes: a dependency that throws gives that request a
+// all capped (HttpServerOptions). When the connections are full, a newcomer is not refused: the
+// connection that has waited longest without completing a request is closed, and no one remote
+// address may hold more than a small share (connection-guard.ts), so idle connections cannot
+// starve the probes. Failure modes: a dependency that throws gives that request a
 // 500 with the error's message and is reported through onError; it never crashes the server.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import type { Liveness } from '../liveness/liveness.ts';
 import { exposition } from '../metrics/exposition.ts';
 import { http } from '../node-http.ts';
+import { defaultMaxPerPeer, guardConnections } from './connection-guard.ts';
 import { livezChecks, renderHealth, type HealthCheck } from './health-report.ts';
 import type { StatusSnapshot } from './status-snapshot.ts';
 
@@ -54,9 +58,17 @@ export interface HttpServerOptions {
   readonly keepAliveTimeoutMs?: number;
   /** Largest header block. Default 8 KiB. */
   readonly maxHeaderBytes?: number;
-  /** Concurrent connections; more are refused. Default 64 (a probe and a scraper or two). */
+  /**
+   * Connections held at most. Default 64 (a probe and a scraper or two, with room to spare). A
+   * newcomer past it closes the longest-waiting idle connection instead (connection-guard.ts).
+   */
   readonly maxConnections?: number;
+  /** Connections one remote address may hold at most. Default maxConnections / 8. */
+  readonly maxConnectionsPerPeer?: number;
 }
+
+/** How often Node looks for connections past their header or request timeout (its default is 30 s). */
+const CONNECTIONS_CHECKING_INTERVAL_MS = 1_000;
 
 export const ROUTES = ['/livez', '/readyz', '/healthz', '/metrics', '/status'] as const;
 const ALLOW = 'GET, HEAD';
@@ -76,14 +88,18 @@ function text(status: number, body: string, headers?: Readonly<Record<string, st
 
 export function createHttpServer(deps: HttpDeps, options: HttpServerOptions = {}): Server {
   const maxBody = options.maxBodyBytes ?? 1024;
-  const server = http.createServer({ maxHeaderSize: options.maxHeaderBytes ?? 8192 }, (req, res) => {
-    void serve(deps, maxBody, req, res);
-  });
+  const server = http.createServer(
+    { maxHeaderSize: options.maxHeaderBytes ?? 8192, connectionsCheckingInterval: CONNECTIONS_CHECKING_INTERVAL_MS },
+    (req, res) => {
+      void serve(deps, maxBody, req, res);
+    },
+  );
   server.headersTimeout = options.headersTimeoutMs ?? 10_000;
   server.requestTimeout = options.requestTimeoutMs ?? 15_000;
   server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000;
-  server.maxConnections = options.maxConnections ?? 64;
   server.maxHeadersCount = 64;
+  const maxConnections = options.maxConnections ?? 64;
+  guardConnections(server, { maxConnections, maxPerPeer: options.maxConnectionsPerPeer ?? defaultMaxPerPeer(maxConnections) });
   return server;
 }
 

@@ -12,12 +12,27 @@
 // | 5                 | 3.2 s   |
 // | 6                 | 6.4 s   |
 // | 7 and more        | 7 s     |
+//
+// The lease loop's delay after a failure (retryDelayMs) is that backoff, or a server's
+// Retry-After (429, 503) when it asks for longer, and never longer than the renew interval:
+//
+// | failures | Retry-After | renew interval | delay  | why                                        |
+// |----------|-------------|----------------|--------|--------------------------------------------|
+// | 1        | none        | 10 s           | 200 ms | the backoff                                |
+// | 1        | 3 s         | 10 s           | 3 s    | never retried sooner than the server asked |
+// | 6        | 1 s         | 10 s           | 6.4 s  | nor sooner than the backoff                |
+// | 1        | 45 s        | 10 s           | 10 s   | cut to the renew interval                  |
+// | 7        | none        | 1 s            | 1 s    | cut to the renew interval                  |
+//
+// Why the cut: a wait longer than the renew interval lets the lease run out while the agent is
+// only being polite, and a loop that waits longer than its idle window reads as Stalled, so
+// /livez would get a healthy agent restarted. With the cut, the lease moves again within one
+// renew interval of the API answering, whatever it answered before. The config keeps the idle
+// window above the renew interval (agent-config-schema.ts), so the wait never reads as a stall.
 
 export const INITIAL_BACKOFF_MS = 200;
 /** Upstream maxBackoff: a node is retried at least every 7 s, well inside a 40 s lease. */
 export const MAX_BACKOFF_MS = 7_000;
-/** A Retry-After longer than this is cut to it: the lease would have expired long before. */
-export const MAX_RETRY_AFTER_MS = 60_000;
 
 /** The delay after `failures` failures in a row (failures ≥ 1). */
 export function backoffMs(failures: number): number {
@@ -28,12 +43,9 @@ export function backoffMs(failures: number): number {
 }
 
 /**
- * The delay after a failure that may carry a server's Retry-After (a 429 or a 503): the server's
- * wish is honoured (never retried sooner), bounded by MAX_RETRY_AFTER_MS, and never shorter than
- * the backoff itself.
+ * The lease loop's delay after a failure that may carry a server's Retry-After (a 429 or a
+ * 503): the longer of the backoff and the server's wish, cut to capMs (the renew interval).
  */
-export function retryDelayMs(failures: number, retryAfterMs: number | undefined): number {
-  const backoff = backoffMs(failures);
-  if (retryAfterMs === undefined) return backoff;
-  return Math.max(backoff, Math.min(retryAfterMs, MAX_RETRY_AFTER_MS));
+export function retryDelayMs(failures: number, retryAfterMs: number | undefined, capMs: number): number {
+  return Math.min(Math.max(backoffMs(failures), retryAfterMs ?? 0), capMs);
 }

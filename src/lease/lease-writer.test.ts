@@ -5,8 +5,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, type Harness } from './lease-test-harness.ts';
-import { NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
+import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, WINDOWS, type Harness } from './lease-test-harness.ts';
+import { GATE_WATCH_MS, NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
 
 const INTERVAL = 10_000;
 const PATCH_ROUTE = `PATCH ${LEASE_PATH}`;
@@ -281,4 +281,103 @@ test('a tick whose signal aborts mid-request is not counted as a failure', async
   assert.equal(h.api.requests.count({ method: 'PATCH' }), 2, 'the early abort sent nothing');
   assert.equal(h.lines('Lease renewal failing').length, 0);
   assert.equal(lease.snapshot().lastError, undefined);
+});
+
+// The gate is asked again just before every write request of an attempt (lease-writer.ts). Each
+// test below opens the attempt at the very edge of the stuck window, with the relister's tick in
+// flight for exactly that long (Alive), and holds one answer for 1 ms, so the gate closes
+// (Stalled) between two requests of the same attempt: the next write must not be sent.
+
+/** Healthy and alive now, with a relist in flight since 0 that reaches the stuck window now. */
+async function atTheStuckEdge(h: Harness): Promise<void> {
+  h.beginRelist(); // never answered: the relister's tick stays in flight
+  await h.clock.advance(WINDOWS.stuckWindowMs - h.clock.monotonicMs());
+  assert.equal(h.relisterLiveness().state, 'Alive', 'precondition: a tick in flight for exactly the stuck window is Alive');
+  assert.equal(h.runtimeHealth().state, 'Healthy', 'precondition: the runtime is Healthy, so only the loop closes the gate');
+}
+
+/** Starts a tick, lets `waitFor` reach the stand-in (which holds it 1 ms), moves 1 ms, and returns the tick's delay. */
+async function tickAcrossTheEdge(h: Harness, lease: NodeLease, waitFor: { method: string; count: number }): Promise<number> {
+  const pending = lease.tick(h.signal);
+  await until(() => h.api.requests.count({ method: waitFor.method }) === waitFor.count, `the ${waitFor.method} to reach the stand-in`);
+  await h.clock.advance(1);
+  assert.equal(h.relisterLiveness().state, 'Stalled', 'precondition: the gate is now closed (the relister is past its stuck window)');
+  return pending;
+}
+
+test('the gate is asked again before the PATCH: it closes during the Node read, and no PATCH is sent', async (t) => {
+  const h = await harness(t);
+  await h.relist('answer');
+  const { lease } = nodeLease(h); // a new process: the owner reference's state is unknown, so the Node is read first
+  await atTheStuckEdge(h);
+  h.api.faults.delayNext(1, `GET ${NODE_PATH}`, 1);
+  const from = h.api.requests.lastSeq();
+  assert.equal(await tickAcrossTheEdge(h, lease, { method: 'GET', count: 1 }), RECHECK_MS);
+  assert.deepEqual(calls(h, from), [`GET ${NODE_PATH} 200`], 'the Node was read, and nothing was written');
+  assert.equal(h.lines('Lease renewal withheld')[0]?.['reason'], 'relister-stalled');
+});
+
+test('the gate is asked again before the POST: it closes while the PATCH meets 404, and no POST is sent', async (t) => {
+  const h = await harness(t);
+  const lease = await renewedOnce(h);
+  assert.ok(h.api.store.delete('leases', NAMESPACE, NODE), 'precondition: the lease is gone, so the PATCH meets 404');
+  await atTheStuckEdge(h);
+  h.api.faults.delayNext(1, PATCH_ROUTE, 1);
+  const from = h.api.requests.lastSeq();
+  const patches = h.api.requests.count({ method: 'PATCH' });
+  assert.equal(await tickAcrossTheEdge(h, lease, { method: 'PATCH', count: patches + 1 }), RECHECK_MS);
+  assert.deepEqual(calls(h, from), [`PATCH ${LEASE_PATH} 404`, `GET ${NODE_PATH} 200`], 'no POST after the gate closed');
+  assert.equal(h.storedLease(), undefined);
+});
+
+test('the gate is asked again before the PATCH after a 409 on create: it closes while the POST is answered, and no PATCH follows', async (t) => {
+  const h = await harness(t);
+  const lease = await renewedOnce(h);
+  await atTheStuckEdge(h);
+  h.api.faults.failNext(1, PATCH_ROUTE, 404); // the lease exists, but this PATCH is told 404
+  h.api.faults.delayNext(1, `POST ${LEASES_PATH}`, 1);
+  const from = h.api.requests.lastSeq();
+  const renewTime = h.storedLease()?.spec?.renewTime;
+  assert.equal(await tickAcrossTheEdge(h, lease, { method: 'POST', count: 2 }), RECHECK_MS);
+  assert.deepEqual(calls(h, from), [`PATCH ${LEASE_PATH} 404`, `GET ${NODE_PATH} 200`, `POST ${LEASES_PATH} 409`], 'no PATCH after the 409');
+  assert.equal(h.storedLease()?.spec?.renewTime, renewTime, 'the lease did not move');
+});
+
+test('a write in flight when the gate closes is cancelled: the tick ends withheld at the next look, and nothing counts as a failure', async (t) => {
+  const h = await harness(t);
+  const lease = await renewedOnce(h);
+  const renewTime = h.storedLease()?.spec?.renewTime;
+  h.beginRelist(); // never answered: the relister reads Stalled once past the stuck window
+  const startAt = WINDOWS.stuckWindowMs - 5 * GATE_WATCH_MS;
+  await h.clock.advance(startAt - h.clock.monotonicMs());
+  h.api.faults.hangNext(1, PATCH_ROUTE); // a slow API server: the PATCH is never answered
+  const patches = h.api.requests.count({ method: 'PATCH' });
+  let delay: number | undefined;
+  const pending = lease.tick(h.signal).then((d) => (delay = d));
+  await until(() => h.api.requests.count({ method: 'PATCH' }) === patches + 1, 'the PATCH to reach the stand-in');
+  await h.clock.advance(WINDOWS.stuckWindowMs - startAt);
+  assert.equal(h.relisterLiveness().state, 'Alive', 'precondition: the gate is still open at the edge of the stuck window');
+  assert.equal(delay, undefined, 'precondition: the write is still in flight while the gate is open');
+  await h.clock.advance(GATE_WATCH_MS);
+  assert.equal(h.relisterLiveness().state, 'Stalled', 'precondition: the gate has closed');
+  await until(() => delay !== undefined, 'the tick to end once the gate closed', 2_000);
+  await pending;
+  assert.equal(delay, RECHECK_MS, 'withheld: looked at again in RECHECK');
+  assert.equal(h.lines('Lease renewal withheld')[0]?.['reason'], 'relister-stalled');
+  assert.equal(h.lines('Lease renewal failing').length, 0, 'a cancelled write is not a failure of the API');
+  assert.equal(lease.snapshot().lastError, undefined);
+  assert.equal(lease.snapshot().renewing, false);
+  assert.equal(h.storedLease()?.spec?.renewTime, renewTime, 'the lease did not move');
+});
+
+test('a write whose gate stays open leaves no watch behind', async (t) => {
+  const h = await harness(t);
+  const lease = await renewedOnce(h);
+  const before = h.clock.pendingTimers();
+  for (let i = 0; i < 5; i++) {
+    await h.clock.advance(INTERVAL);
+    await h.relist('answer');
+    assert.equal(await lease.tick(h.signal), INTERVAL);
+  }
+  assert.equal(h.clock.pendingTimers(), before, 'no timer outlives its write');
 });

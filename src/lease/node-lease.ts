@@ -10,12 +10,15 @@
 // |--------------------------|-------------------------------|-------------------------------------------|
 // | withhold                 | none                          | RECHECK (1 s)                             |
 // | renew                    | succeeded                     | renew interval + 0–4 % jitter             |
-// | renew                    | failed                        | backoff 200 ms → 7 s (Retry-After on 429) |
+// | renew                    | failed                        | backoff 200 ms → 7 s, or a longer         |
+// |                          |                               | Retry-After (429, 503); at most the renew |
+// |                          |                               | interval (backoff.ts)                     |
 // | renew, then withhold     | stopped before the next write | RECHECK                                   |
 //
 // - One write attempt per tick. A retry is simply the next tick, which starts at the gate, so
 //   the gate is checked again before every retry as well as before every write inside one
-//   attempt (lease-writer.ts).
+//   attempt (lease-writer.ts). While a request is in flight the gate is watched, and the
+//   request cancelled when it closes (gate-watch.ts); the attempt then counts as withheld.
 // - A 401 makes the client re-read its token file before it throws; the next attempt (200 ms
 //   later) carries the new token. A 403 is logged once, naming what was denied, and the loop
 //   goes on retrying at the capped backoff: RBAC fixed later heals the node with no restart.
@@ -34,6 +37,7 @@ import type { Logger } from '../log/logger.ts';
 import { jittered } from '../loop/run-loop.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { retryDelayMs } from './backoff.ts';
+import { watchGate } from './gate-watch.ts';
 import { leaseGate, type GateVerdict, type WithholdReason } from './lease-gate.ts';
 import { LeaseWriter, type LeaseApi, type WriteOutcome } from './lease-writer.ts';
 
@@ -47,6 +51,8 @@ export const RENEW_FRACTION = 0.25;
 export const RENEW_JITTER = 0.04;
 /** How soon a withheld lease is looked at again: a node is renewed within a second of recovering. */
 export const RECHECK_MS = 1_000;
+/** While a write is in flight, the gate is looked at this often, and the write cancelled once it closes (gate-watch.ts). */
+export const GATE_WATCH_MS = 100;
 
 export type RenewalResult = 'success' | 'error' | 'withheld';
 
@@ -169,11 +175,16 @@ export class NodeLease {
     const verdict = this.gate();
     if (verdict.action === 'withhold') return this.#withheld(verdict);
     let outcome: WriteOutcome;
+    const watch = watchGate(this.#options.clock, () => this.gate(), GATE_WATCH_MS, signal);
     try {
-      outcome = await this.#writer.renew(() => this.gate(), signal);
+      outcome = await this.#writer.renew(() => this.gate(), watch.signal);
     } catch (err) {
+      const closed = watch.closed();
+      if (closed !== undefined) return this.#withheld(closed); // cancelled by the gate: not a failure of the API
       if (signal.aborted || isAborted(err)) return this.recheckMs; // stopping: not a failure of the API
       return this.#failed(err);
+    } finally {
+      watch.stop();
     }
     if (outcome.kind === 'withheld') return this.#withheld(outcome.verdict);
     return this.#renewed(outcome);
@@ -246,7 +257,7 @@ export class NodeLease {
     this.#setRenewing(false);
     hooks?.renewal?.('error');
     const retryAfter = err instanceof KubeApiError ? err.retryAfterMs : undefined;
-    return retryDelayMs(this.#failuresInRow, retryAfter);
+    return retryDelayMs(this.#failuresInRow, retryAfter, this.renewIntervalMs);
   }
 
   #setRenewing(renewing: boolean): void {

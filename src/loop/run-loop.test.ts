@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
+import { liveness } from '../liveness/liveness.ts';
 import { jittered, runLoop } from './run-loop.ts';
 
 test('the period slides: the next tick begins one period after the previous one ended', async () => {
@@ -44,6 +45,25 @@ test('a tick may choose the next delay', async () => {
   );
   await clock.advance(11_000);
   assert.deepEqual(starts, [0, 10_000, 11_000]);
+  controller.abort();
+  await loop;
+});
+
+test("a wait a tick chooses is judged by the idle window like any other: liveness does not trust a loop's claim about its next tick", async () => {
+  const clock = new ManualClock();
+  const heartbeat = new Heartbeat('lease');
+  const controller = new AbortController();
+  const windows = { idleWindowMs: 30_000, stuckWindowMs: 90_000 };
+  // The tick says it will be back in a minute (as a loop honouring a long Retry-After would).
+  const loop = runLoop(async () => 60_000, { clock, heartbeat, periodMs: 1000, signal: controller.signal });
+  await clock.advance(30_000);
+  assert.equal(liveness(heartbeat.snapshot(), clock.monotonicMs(), windows).state, 'Alive', 'idle exactly the idle window');
+  await clock.advance(1);
+  assert.deepEqual(liveness(heartbeat.snapshot(), clock.monotonicMs(), windows), {
+    name: 'lease',
+    state: 'Stalled',
+    reason: 'last tick ended 30.001s ago; idle window is 30s',
+  });
   controller.abort();
   await loop;
 });

@@ -19,7 +19,7 @@
 // | nodepulse_pods{state} / nodepulse_containers{state} | gauge     | what the last successful relist saw          |
 // | nodepulse_lifecycle_events_total{type}              | counter   | container lifecycle events from the diff     |
 // | nodepulse_lifecycle_events_dropped_total            | counter   | events dropped by the bounded event buffer   |
-// | nodepulse_agent_alive                               | gauge     | 1 while every loop of the agent is Alive     |
+// | nodepulse_agent_alive                               | gauge     | 1 while /livez passes (every loop), at scrape|
 // | nodepulse_lease_renewing                            | gauge     | 1 while the lease is being renewed           |
 // | nodepulse_lease_renewals_total{result}              | counter   | renewal attempts: success, error, withheld   |
 // | nodepulse_lease_conflicts_total                     | counter   | renewals answered with 409 Conflict          |
@@ -104,6 +104,7 @@ export interface AgentMetrics {
   readonly containers: { set(labels: { state: string }, count: number): void };
   readonly lifecycleEvents: { inc(labels: { type: LifecycleEventType }, value?: number): void };
   readonly lifecycleEventsDropped: { inc(value?: number): void };
+  /** Set by hand only until setAgentAliveProvider is called; from then on read at every scrape. */
   readonly agentAlive: { set(value: 0 | 1): void };
   readonly leaseRenewing: { set(value: 0 | 1): void };
   readonly leaseRenewals: { inc(labels: { result: LeaseRenewalResult }, value?: number): void };
@@ -117,6 +118,11 @@ export interface AgentMetrics {
    * is visible while it hangs, not after. Until set, the gauge reads 0.
    */
   setRelistInFlightProvider(provider: () => number): void;
+  /**
+   * Reads /livez's judgement (every loop) at every scrape, so the gauge cannot disagree with
+   * /livez, and still moves when every loop has stopped ticking.
+   */
+  setAgentAliveProvider(provider: () => boolean): void;
 }
 
 /** The relist duration buckets, in seconds: standard ones below the deadline, it, and an overrun. */
@@ -219,7 +225,15 @@ export function createAgentMetrics(registry: Registry, options: AgentMetricsOpti
     registers,
   });
 
-  const agentAlive = new Gauge({ name: 'nodepulse_agent_alive', help: "1 while every loop of the agent is Alive (the same judgement as /livez), else 0.", registers });
+  let alive: (() => boolean) | undefined;
+  const agentAlive = new Gauge({
+    name: 'nodepulse_agent_alive',
+    help: '1 while every loop of the agent is alive, the same judgement as /livez (read at scrape time), else 0.',
+    registers,
+    collect() {
+      if (alive !== undefined) this.set(alive() ? 1 : 0);
+    },
+  });
   const leaseRenewing = new Gauge({ name: 'nodepulse_lease_renewing', help: "1 while the node's Lease is being renewed, 0 while it is withheld or failing.", registers });
 
   const leaseRenewals = new Counter({
@@ -266,6 +280,9 @@ export function createAgentMetrics(registry: Registry, options: AgentMetricsOpti
     },
     setRelistInFlightProvider(provider) {
       inFlight = provider;
+    },
+    setAgentAliveProvider(provider) {
+      alive = provider;
     },
   };
 }

@@ -5,16 +5,23 @@
 // retries are spaced by the backoff (200 ms doubling, as kubelet's lease controller) or by the
 // server's Retry-After when that is longer, never sooner; the agent never exits; and the first
 // renewal after the fault ends comes within the step in force + RECHECK.
+//
+// These run with a 3 s renew interval (lease duration 12 s), longer than every step and every
+// Retry-After here, so each is honoured in full; a Retry-After longer than the renew interval is
+// cut to it (api-retry-after-storm.test.ts).
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
 import type { RecordedRequest } from '../../src/apiserver/request-log.ts';
-import { metricValue } from '../support/agent-process.ts';
+import { metricValue, pollUntil } from '../support/agent-process.ts';
 import {
   assertAgentAlive, type ApiWorld, failedLeaseWrites, firstRenewalAfter, logsWith, RECHECK_MS, report, sleep, startApiWorld, stepInForce,
 } from './api-world.ts';
 
 /** Arrival times at the stand-in differ from the agent's send times by delivery jitter: a few ms. */
 const ARRIVAL_JITTER_MS = 30;
+/** Lease duration 12 s: renewals every 3 s (0.25 × duration). */
+const LEASE_ARGS = ['--lease-duration', '12s'];
+const RENEW_INTERVAL_MS = 3_000;
 
 /**
  * Arms `times` faulted answers on the lease PATCH (or, with `arm` undefined, takes those armed
@@ -43,7 +50,7 @@ async function errorCount(world: ApiWorld): Promise<number> {
 async function checkRecovery(t: TestContext, world: ApiWorld, what: string, faulted: readonly RecordedRequest[], retryAfterMs?: number): Promise<void> {
   const last = faulted.at(-1);
   assert.ok(last !== undefined);
-  const step = stepInForce(faulted.length, retryAfterMs);
+  const step = stepInForce(faulted.length, retryAfterMs, RENEW_INTERVAL_MS);
   const bound = step + RECHECK_MS;
   const first = await firstRenewalAfter(world, last.atMs, bound + 5_000);
   const backMs = first.atMs - last.atMs;
@@ -54,12 +61,12 @@ async function checkRecovery(t: TestContext, world: ApiWorld, what: string, faul
 
 describe('API faults: 500, 503 and 429 on the Lease write', { timeout: 60_000 }, () => {
   test('four 500s: retried at 200, 400, 800 ms, renewed after the 1.6 s step; counted, shown and logged once', async (t) => {
-    const world = await startApiWorld(t, { nodeName: 'node-500' });
+    const world = await startApiWorld(t, { nodeName: 'node-500', args: LEASE_ARGS });
     const pid = world.agent.pid;
     const errorsBefore = await errorCount(world);
     const mark = world.agent.logMark();
     const faulted = await faultLeaseWrites(world, () => world.standIn.api.faults.failNext(4, `PATCH ${world.leasePath}`, 500, { message: 'etcdserver: leader changed' }), 4, 10_000);
-    const expected = [1, 2, 3].map((n) => stepInForce(n));
+    const expected = [1, 2, 3].map((n) => stepInForce(n, undefined, RENEW_INTERVAL_MS));
     gaps(faulted).forEach((gap, i) => {
       const want = expected[i] ?? 0;
       assert.ok(gap >= want - ARRIVAL_JITTER_MS && gap <= want + RECHECK_MS, `retry ${i + 1} came ${gap.toFixed(0)} ms after the failure before it; backoff is ${want} ms`);
@@ -77,13 +84,15 @@ describe('API faults: 500, 503 and 429 on the Lease write', { timeout: 60_000 },
   });
 
   test('503 with Retry-After 2: retried no sooner than 2 s, /status shows it, renewed within Retry-After + RECHECK', async (t) => {
-    const world = await startApiWorld(t, { nodeName: 'node-503' });
+    const world = await startApiWorld(t, { nodeName: 'node-503', args: LEASE_ARGS });
     const pid = world.agent.pid;
     const from = world.standIn.api.requests.lastSeq();
     world.standIn.api.faults.failNext(3, `PATCH ${world.leasePath}`, 503, { retryAfterSeconds: 2 });
-    await sleep(2_500);
-    const during = await world.agent.status();
-    assert.equal(during.lease.renewing, false);
+    // The first 503 meets the next renewal, up to one renew interval from now; the run then lasts 4 s.
+    const { value: during } = await pollUntil('/status shows the lease failing', async () => {
+      const s = await world.agent.status();
+      return s.lease.renewing ? undefined : s;
+    }, { timeoutMs: RENEW_INTERVAL_MS + 2_000 });
     assert.match(during.lease.lastError ?? '', /HTTP 503 ServiceUnavailable/);
     const faulted = await faultLeaseWrites(world, from, 3, 10_000);
     for (const gap of gaps(faulted)) assert.ok(gap >= 2_000 - ARRIVAL_JITTER_MS, `a retry came ${gap.toFixed(0)} ms after a 503 that asked for 2 s`);
@@ -92,7 +101,7 @@ describe('API faults: 500, 503 and 429 on the Lease write', { timeout: 60_000 },
   });
 
   test('429 with Retry-After 3 (Status body), then 429 as APF plain text with Retry-After 2: each honoured, renewed within Retry-After + RECHECK', async (t) => {
-    const world = await startApiWorld(t, { nodeName: 'node-429' });
+    const world = await startApiWorld(t, { nodeName: 'node-429', args: LEASE_ARGS });
     const pid = world.agent.pid;
     const mark = world.agent.logMark();
     const startedAt = world.standIn.api.requests.all().at(-1)?.atMs ?? 0;

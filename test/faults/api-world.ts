@@ -6,7 +6,8 @@
 // The bound (issue 6, acceptance 2): once an API fault ends, the first renewal comes within the
 // backoff step in force (or the Retry-After in force) + RECHECK. The step in force is the delay
 // the lease loop chose after its last failed write: backoffMs(failures in a row), from the
-// stand-in's record of the failed lease writes, or the server's Retry-After when it is longer.
+// stand-in's record of the failed lease writes, or the server's Retry-After when it is longer,
+// and never more than the renew interval.
 //
 // Timings (all valid together; see src/config/agent-config-schema.ts for the rules):
 //   relist every 100 ms, threshold 2 s, deadline 1 s: the runtime judgement reacts in seconds;
@@ -21,7 +22,7 @@ import type { RecordedRequest } from '../../src/apiserver/request-log.ts';
 import type { ApiServerOptions } from '../../src/apiserver/api-server.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { startSimRuntime, type SimRuntime } from '../../src/cri-sim/sim-runtime.ts';
-import { backoffMs, retryDelayMs } from '../../src/lease/backoff.ts';
+import { retryDelayMs } from '../../src/lease/backoff.ts';
 import { RECHECK_MS } from '../../src/lease/node-lease.ts';
 import { startAgentProcess, startStandIn, type AgentProcess, type StandIn } from '../support/agent-process.ts';
 
@@ -124,11 +125,12 @@ export async function firstRenewalAfter(world: ApiWorld, afterMs: number, timeou
 
 /**
  * The delay in force after the last failed write of a run of `failures` failed writes, with a
- * Retry-After of retryAfterMs on the last one (if any): what the lease loop waits before it asks
- * again (src/lease/backoff.ts, the same functions the agent uses).
+ * Retry-After of retryAfterMs on the last one (if any), at a renew interval of renewIntervalMs:
+ * what the lease loop waits before it asks again (src/lease/backoff.ts, the function the agent
+ * uses).
  */
-export function stepInForce(failures: number, retryAfterMs?: number): number {
-  return retryAfterMs === undefined ? backoffMs(failures) : retryDelayMs(failures, retryAfterMs);
+export function stepInForce(failures: number, retryAfterMs?: number, renewIntervalMs = RENEW_INTERVAL_MS): number {
+  return retryDelayMs(failures, retryAfterMs, renewIntervalMs);
 }
 
 /** Sleeps on real time (bounded waits for a real process; timing semantics are unit-tested on a ManualClock). */
