@@ -32,6 +32,7 @@ import { loadKubeConfig } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
+import type { DaemonSetObject } from './agent-rollout.ts';
 import { createControllerMetrics } from './controller-metrics.ts';
 import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.ts';
 import { markerApi, NodeMarker } from './node-marker.ts';
@@ -57,6 +58,8 @@ Flags:
   --leader-elect-lease-duration D       default 15s
   --leader-elect-renew-deadline D       default 10s
   --leader-elect-retry-period D         default 2s
+  --agent-daemonset NS/NAME             pause marking while this DaemonSet rolls out ("" never pauses;
+                                        default <namespace>/nodepulse)
   --taint                               also add/remove the ${'nodepulse.io/agent-silent'}:NoSchedule taint
   --max-writes-per-second N             rate limit of all writes to Nodes and Events (default 10)
   --http-address HOST:PORT              /metrics and /healthz (default :9357)
@@ -75,6 +78,8 @@ interface ControllerFlags {
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
   readonly taint: boolean;
+  /** The agent DaemonSet whose rollout pauses marking; undefined: none. */
+  readonly agentDaemonSet: { readonly namespace: string; readonly name: string } | undefined;
   readonly maxWritesPerSecond: number;
   readonly http: HostPort;
   readonly logLevel: LogLevel;
@@ -100,6 +105,7 @@ export function parseControllerFlags(
         'leader-elect-renew-deadline': { type: 'string', default: formatDuration(DEFAULT_RENEW_DEADLINE_MS) },
         'leader-elect-retry-period': { type: 'string', default: formatDuration(DEFAULT_RETRY_PERIOD_MS) },
         taint: { type: 'boolean', default: false },
+        'agent-daemonset': { type: 'string' },
         'max-writes-per-second': { type: 'string', default: '10' },
         'http-address': { type: 'string', default: ':9357' },
         'log-level': { type: 'string', default: 'info' },
@@ -142,13 +148,15 @@ export function parseControllerFlags(
     if (!(err instanceof SelectorError)) throw err;
     problems.push(err.message);
   }
+  const namespace = values.namespace ?? env['POD_NAMESPACE'] ?? DEFAULT_LEASE_NAMESPACE;
+  const agentDaemonSet = parseAgentDaemonSet(values['agent-daemonset'] ?? `${namespace}/${DEFAULT_AGENT_DAEMONSET}`, problems);
   const identity = values.identity ?? env['POD_NAME'] ?? hostname();
   if (identity === '') problems.push('identity: "" must be non-empty');
   if (problems.length > 0 || selector === undefined || http === undefined || logLevel === undefined) return { problems };
   return {
     flags: {
       kubeconfig: values.kubeconfig,
-      namespace: values.namespace ?? env['POD_NAMESPACE'] ?? DEFAULT_LEASE_NAMESPACE,
+      namespace,
       identity,
       leaseNamespace: values['lease-namespace'],
       graceMs,
@@ -158,11 +166,28 @@ export function parseControllerFlags(
       renewDeadlineMs,
       retryPeriodMs,
       taint: values.taint,
+      agentDaemonSet,
       maxWritesPerSecond: rate,
       http,
       logLevel,
     },
   };
+}
+
+/** The agent DaemonSet's default name: what deploy/base and the chart's default release install. */
+const DEFAULT_AGENT_DAEMONSET = 'nodepulse';
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^(?=.{1,253}$)[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** `NS/NAME`, or "" for none; a problem line otherwise. */
+function parseAgentDaemonSet(text: string, problems: string[]): ControllerFlags['agentDaemonSet'] {
+  if (text === '') return undefined;
+  const [namespace = '', name = '', ...rest] = text.split('/');
+  if (rest.length > 0 || !DNS_LABEL.test(namespace) || !DNS_SUBDOMAIN.test(name)) {
+    problems.push(`agentDaemonSet: ${JSON.stringify(text)} must be NAMESPACE/NAME, such as nodepulse/nodepulse, or "" for none`);
+    return undefined;
+  }
+  return { namespace, name };
 }
 
 export async function runController(argv: string[], io: ControllerIo, signal: AbortSignal): Promise<number> {
@@ -212,6 +237,16 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
     }),
     metrics,
     logger,
+    agentDaemonSet:
+      flags.agentDaemonSet === undefined
+        ? undefined
+        : kubeListWatch<DaemonSetObject>({
+            client,
+            target,
+            clock,
+            path: `/apis/apps/v1/namespaces/${encodeURIComponent(flags.agentDaemonSet.namespace)}/daemonsets`,
+            fieldSelector: `metadata.name=${flags.agentDaemonSet.name}`,
+          }),
     graceMs: flags.graceMs,
     selector: flags.selector,
     monitorPeriodMs: flags.monitorPeriodMs,
@@ -277,6 +312,7 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
       identity: flags.identity,
       electionLease: `${flags.namespace}/${ELECTION_LEASE_NAME}`,
       leaseNamespace: flags.leaseNamespace,
+      agentDaemonSet: flags.agentDaemonSet === undefined ? '' : `${flags.agentDaemonSet.namespace}/${flags.agentDaemonSet.name}`,
       http: typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address),
       source: target.source,
     },

@@ -101,7 +101,7 @@ test('the controller\'s selectors and disruption budget match only its own pods,
 
 test('helm with a separate lease namespace grants list/watch there and keeps the election lease in the release namespace', () => {
   const objects = helm.template(['controller.enabled=true', 'leaseNamespace=node-leases'], { release: 'np', namespace: 'ops' });
-  assert.deepEqual(grantsOf(objects, { namespace: 'ops', name: 'np-nodepulse-controller' }), expectedControllerGrants({ release: 'ops', leases: 'node-leases' }));
+  assert.deepEqual(grantsOf(objects, { namespace: 'ops', name: 'np-nodepulse-controller' }), expectedControllerGrants({ release: 'ops', leases: 'node-leases', agentDaemonSet: 'np-nodepulse' }));
   assertControllerDeployment(only(objects, 'Deployment'), { serviceAccountName: 'np-nodepulse-controller', leaseNamespace: 'node-leases' });
   assert.deepEqual(objects.flatMap(schemaErrors), []);
 });
@@ -121,6 +121,7 @@ test('helm controller values become the controller\'s flags; empty values leave 
   assert.deepEqual(args(objects), [
     '--http-address=:9357',
     '--lease-namespace=nodepulse',
+    '--agent-daemonset=nodepulse/nodepulse',
     '--grace=1m30s',
     '--leader-elect-lease-duration=30s',
     '--leader-elect-renew-deadline=20s',
@@ -130,7 +131,7 @@ test('helm controller values become the controller\'s flags; empty values leave 
     '--monitor-period=10s',
     '--node-selector=node-role.kubernetes.io/worker',
   ]);
-  assert.deepEqual(args(helmController), ['--http-address=:9357', '--lease-namespace=nodepulse']);
+  assert.deepEqual(args(helmController), ['--http-address=:9357', '--lease-namespace=nodepulse', '--agent-daemonset=nodepulse/nodepulse']);
 });
 
 test('helm lint --strict passes with the controller on, with and without --taint', () => {
