@@ -1,12 +1,13 @@
-// The Grafana dashboard: it parses, every query uses only metric names the agent's metrics
-// module declares (agent-metric-names.ts; test/prometheus/demo-scrape.test.ts checks the same
-// against a live /metrics), and it has the panels the issue asks for.
+// The Grafana dashboard: it parses, every query uses only metric names its exporter declares
+// (the agent's and the controller's metrics modules, agent-metric-names.ts;
+// test/prometheus/demo-scrape.test.ts checks the agent's against a live /metrics), and it has
+// the panels the issues ask for.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { agentExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
-import { dashboardMetricUses, unknownNames } from './metric-uses.ts';
+import { agentExposition, controllerExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
+import { dashboardMetricUses, unknownNames, usesOf } from './metric-uses.ts';
 import { REPO_ROOT } from './render.ts';
 
 interface Target {
@@ -44,11 +45,13 @@ test('the dashboard parses, with a uid, unique panel ids and a grid position for
   assert.ok(queries.length >= 20, `precondition: the dashboard has its queries, found ${queries.length}`);
 });
 
-test('every dashboard query uses only metric names the agent\'s metrics module declares', async () => {
+test('every dashboard query uses only metric names its exporter\'s metrics module declares', async () => {
   const known = queryableNames(declaredSeriesNamesOf(await agentExposition()));
   const uses = dashboardMetricUses();
   assert.ok(uses.length >= queries.length + 1, 'precondition: every panel query and the $node variable are read');
-  assert.deepEqual(unknownNames(uses, known), []);
+  assert.deepEqual(unknownNames(usesOf(uses, 'agent'), known), []);
+  assert.deepEqual(unknownNames(usesOf(uses, 'controller'), declaredSeriesNamesOf(await controllerExposition())), []);
+  assert.deepEqual(usesOf(uses, 'kube-state-metrics'), [], 'the dashboard needs nothing but nodepulse\'s own metrics');
   assert.deepEqual(unknownNames([{ where: 'a made-up panel', names: new Set(['nodepulse_made_up_seconds']) }], known), ['a made-up panel: nodepulse_made_up_seconds'],
     'an unknown name is reported, so the check can fail');
 });
@@ -60,7 +63,7 @@ test('a node template variable drives the per-node drill-down', () => {
   const drillDown = queries.filter(({ panel }) => panel.gridPos !== undefined && panel.gridPos.y > 13);
   assert.ok(drillDown.length > 0, 'precondition: panels below the fleet row exist');
   for (const { panel, expr } of drillDown) {
-    if (panel.title === 'Agent versions') continue;
+    if (panel.title === 'Agent versions' || expr.includes('job="nodepulse-controller"')) continue;
     assert.match(expr, /node=~"\$node"/, `${panel.title} must filter by $node`);
   }
 });
@@ -74,4 +77,15 @@ test('the fleet row shows nodes renewing and withheld; the relist rows show the 
   assert.match(expr('Relist duration'), /nodepulse_relist_duration_seconds_bucket/);
   assert.match(expr('Relist failures by reason'), /sum by \(reason\) \(rate\(nodepulse_relist_failures_total/);
   assert.match(expr('Containers by state'), /sum by \(state\) \(nodepulse_containers/);
+});
+
+test('the controller row shows the leader, the pauses by reason, the verdicts, the marks and the write errors', () => {
+  const row = dashboard.panels.find((p) => p.type === 'row' && p.title === 'Controller');
+  assert.ok(row?.gridPos, 'a Controller row must exist');
+  const below = panels.filter((p) => p.type !== 'row' && (p.gridPos?.y ?? 0) > (row.gridPos?.y ?? 0));
+  const exprs = below.flatMap((p) => (p.targets ?? []).map((t) => t.expr ?? ''));
+  for (const metric of ['nodepulse_controller_leading', 'nodepulse_controller_marking_paused', 'nodepulse_controller_nodes', 'nodepulse_controller_marks_total', 'nodepulse_controller_write_errors_total']) {
+    assert.ok(exprs.some((e) => e.includes(metric) && e.includes('job="nodepulse-controller"')), `a controller panel must query ${metric}`);
+  }
+  assert.ok(exprs.some((e) => /max by \(reason\) \(nodepulse_controller_marking_paused/.test(e)), 'pauses are shown by reason');
 });
