@@ -34,10 +34,29 @@ function args(objects: readonly K8sObject[]): string[] {
 }
 
 test('the controller component and helm controller.enabled render the controller\'s objects, each valid against its schema', () => {
-  for (const [what, objects] of [['kustomize', kustomizeController], ['kustomize all', kustomizeAll], ['helm', helmController]] as const) {
+  for (const [what, objects] of [['kustomize', kustomizeController], ['helm', helmController]] as const) {
     assert.deepEqual(controllerObjects(objects).map((o) => o.kind).sort(), CONTROLLER_KINDS, what);
     assert.deepEqual(objects.flatMap(schemaErrors), [], what);
   }
+  // The all overlay adds controller-monitoring: its PodMonitor and PrometheusRule.
+  assert.deepEqual(controllerObjects(kustomizeAll).map((o) => o.kind).sort(), [...CONTROLLER_KINDS, 'PodMonitor', 'PrometheusRule'].sort());
+  assert.deepEqual(kustomizeAll.flatMap(schemaErrors), []);
+});
+
+test('the controller PodMonitor scrapes every controller replica as job nodepulse-controller, the same in kustomize and helm', () => {
+  const helmMonitored = helm.template(['controller.enabled=true', 'monitoring.enabled=true']);
+  const specs = [kustomizeAll, helmMonitored].map((objects) => only(objects, 'PodMonitor', 'nodepulse-controller')['spec'] as {
+    selector: { matchLabels: Record<string, string> };
+    podMetricsEndpoints: Array<{ port: string; relabelings: unknown[] }>;
+  });
+  assert.deepEqual(specs[1], specs[0]);
+  const spec = specs[0];
+  const podLabels = (only(kustomizeAll, 'Deployment')['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+  assert.ok(spec !== undefined && Object.entries(spec.selector.matchLabels).every(([k, v]) => podLabels[k] === v), 'it selects the controller pods');
+  assert.equal(spec?.selector.matchLabels['app.kubernetes.io/component'], 'controller', 'and not the agents');
+  assert.equal(spec?.podMetricsEndpoints[0]?.port, 'metrics');
+  assert.deepEqual(spec?.podMetricsEndpoints[0]?.relabelings, [{ action: 'replace', targetLabel: 'job', replacement: 'nodepulse-controller' }]);
+  assert.equal(helm.template(['monitoring.enabled=true']).some((o) => o.metadata.name === 'nodepulse-controller'), false, 'no controller PodMonitor without the controller');
 });
 
 test('the controller Deployment meets issue 8: two spread replicas, the controller subcommand, downward-API identity, no privilege', () => {

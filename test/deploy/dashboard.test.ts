@@ -4,11 +4,10 @@
 // the panels the issues ask for.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { agentExposition, controllerExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
-import { dashboardMetricUses, unknownNames, usesOf } from './metric-uses.ts';
-import { REPO_ROOT } from './render.ts';
+import { DASHBOARD_FILE, dashboardMetricUses, unknownNames, usesOf } from './metric-uses.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize } from './render.ts';
 
 interface Target {
   expr?: string;
@@ -34,7 +33,7 @@ interface Dashboard {
   templating: { list: Variable[] };
 }
 
-const dashboard = JSON.parse(readFileSync(join(REPO_ROOT, 'deploy', 'grafana', 'nodepulse.json'), 'utf8')) as Dashboard;
+const dashboard = JSON.parse(readFileSync(DASHBOARD_FILE, 'utf8')) as Dashboard;
 const panels = dashboard.panels.flatMap((p) => [p, ...(p.panels ?? [])]);
 const queries = panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p, expr: t.expr ?? '' })));
 
@@ -88,4 +87,21 @@ test('the controller row shows the leader, the pauses by reason, the verdicts, t
     assert.ok(exprs.some((e) => e.includes(metric) && e.includes('job="nodepulse-controller"')), `a controller panel must query ${metric}`);
   }
   assert.ok(exprs.some((e) => /max by \(reason\) \(nodepulse_controller_marking_paused/.test(e)), 'pauses are shown by reason');
+});
+
+test('kustomize (grafana-dashboard) and helm (grafanaDashboard.enabled) ship the dashboard as the same ConfigMap, labelled for Grafana\'s sidecar', () => {
+  const helm = helmRunner();
+  after(() => helm.close());
+  const text = readFileSync(DASHBOARD_FILE, 'utf8');
+  for (const [what, objects] of [['kustomize all', renderKustomize('deploy/overlays/all')], ['helm', helm.template(HELM_ALL_COMPONENTS)]] as const) {
+    const cm = only(objects, 'ConfigMap', 'nodepulse-dashboard') as { metadata: { namespace?: string; labels?: Record<string, string> }; data?: Record<string, string> };
+    assert.equal(cm.metadata.namespace, 'nodepulse', what);
+    assert.equal(cm.metadata.labels?.['grafana_dashboard'], '1', `${what}: the sidecar's default label`);
+    assert.deepEqual(Object.keys(cm.data ?? {}), ['nodepulse.json'], what);
+    assert.equal(cm.data?.['nodepulse.json'], text, `${what}: the dashboard file, byte for byte`);
+  }
+  assert.equal(helm.template([]).some((o) => o.kind === 'ConfigMap'), false, 'helm ships it only when asked');
+  const relabelled = only(helm.template(['grafanaDashboard.enabled=true', 'grafanaDashboard.labels.dashboards=nodepulse', 'grafanaDashboard.annotations.grafana_folder=Nodes']), 'ConfigMap');
+  assert.equal(relabelled.metadata.labels?.['dashboards'], 'nodepulse');
+  assert.deepEqual(relabelled['metadata'] as unknown as { annotations: unknown }, { ...(relabelled['metadata'] as object), annotations: { grafana_folder: 'Nodes' } });
 });

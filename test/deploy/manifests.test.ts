@@ -10,7 +10,7 @@ import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, type
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
-const OPTIONAL_KINDS = ['Service', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'Deployment', 'PodDisruptionBudget'];
+const OPTIONAL_KINDS = ['Service', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'Deployment', 'PodDisruptionBudget'];
 
 const kustomizeAll = renderKustomize('deploy/overlays/all');
 const kustomizeBase = renderKustomize('deploy');
@@ -90,7 +90,7 @@ test('kustomize and helm render the same agent pod and the same grants', () => {
 });
 
 test('kustomize and helm render the same optional components', () => {
-  const spec = (objs: readonly K8sObject[], kind: string): unknown => only(objs, kind)['spec'];
+  const spec = (objs: readonly K8sObject[], kind: string): unknown => only(objs, kind, kind === 'PrometheusRule' || kind === 'PodMonitor' ? 'nodepulse' : undefined)['spec'];
   assert.deepEqual(spec(helmAll, 'FlowSchema'), spec(kustomizeAll, 'FlowSchema'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicy'), spec(kustomizeAll, 'ValidatingAdmissionPolicy'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicyBinding'), spec(kustomizeAll, 'ValidatingAdmissionPolicyBinding'));
@@ -107,7 +107,7 @@ test('the Service and PodMonitor select the agent pods, and the PodMonitor adds 
     const svc = only(objects, 'Service')['spec'] as { clusterIP: string; selector: Record<string, string> };
     assert.equal(svc.clusterIP, 'None');
     for (const [k, v] of Object.entries(svc.selector)) assert.equal(podLabels[k], v, `Service selector ${k}`);
-    const pm = only(objects, 'PodMonitor')['spec'] as { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ relabelings: unknown[] }> };
+    const pm = only(objects, 'PodMonitor', 'nodepulse')['spec'] as { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ relabelings: unknown[] }> };
     for (const [k, v] of Object.entries(pm.selector.matchLabels)) assert.equal(podLabels[k], v, `PodMonitor selector ${k}`);
     assert.deepEqual(pm.podMetricsEndpoints[0]?.relabelings, [
       { action: 'replace', targetLabel: 'job', replacement: 'nodepulse' },

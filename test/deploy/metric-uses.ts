@@ -15,7 +15,7 @@ import { parse } from 'yaml';
 import { metricNamesIn } from './agent-metric-names.ts';
 import { REPO_ROOT } from './render.ts';
 
-export const DASHBOARD_FILE = join(REPO_ROOT, 'deploy', 'grafana', 'nodepulse.json');
+export const DASHBOARD_FILE = join(REPO_ROOT, 'deploy', 'components', 'grafana-dashboard', 'nodepulse.json');
 export const RULES_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'prometheus-rules.yaml');
 export const RULES_TESTS_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'rules.test.yaml');
 

@@ -19,6 +19,7 @@ export const CHART_DIR = join(REPO_ROOT, 'deploy', 'helm', 'nodepulse');
 /** Helm values that turn every optional component and the controller on, as the kustomize `all` overlay does. */
 export const HELM_ALL_COMPONENTS = [
   'monitoring.enabled=true',
+  'grafanaDashboard.enabled=true',
   'flowSchema.enabled=true',
   'admissionPolicy.enabled=true',
   'controller.enabled=true',
