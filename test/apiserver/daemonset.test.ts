@@ -2,7 +2,6 @@
 // subresource, immutable selector, defaults) and read by a real kubectl: `kubectl create -f`
 // and `kubectl rollout status`, whose messages come from kubectl's own DaemonSet status viewer.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { type ApiServerHandle, startApiServer } from '../../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
+import { runTool, type ToolRun } from '../support/run-tool.ts';
 
 const NS = 'nodepulse';
 const PATH = `/apis/apps/v1/namespaces/${NS}/daemonsets`;
@@ -46,23 +46,8 @@ function meta(obj: Json): { generation?: number; annotations?: Record<string, st
   return obj['metadata'] as { generation?: number; annotations?: Record<string, string> };
 }
 
-/** Runs kubectl asynchronously: the stand-in answers from this same process. */
-function kubectl(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(k8sTools().kubectl, args, {
-      env: { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir, KUBECACHEDIR: join(dir, 'cache') },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function kubectl(args: readonly string[]): Promise<ToolRun> {
+  return runTool(k8sTools().kubectl, args, { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir, KUBECACHEDIR: join(dir, 'cache') });
 }
 
 before(async () => {
