@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { parse } from 'yaml';
 import { assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf } from './agent-manifest-checks.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, type K8sObject } from './render.ts';
 import { schemaErrors } from './schema.ts';
@@ -208,5 +209,18 @@ test('the agent\'s resources cover the benchmark\'s steady state in docs/bench.m
     assert.ok(mebibytes(resources.requests['memory'] ?? '0') >= 1.2 * rssMiB, `memory request ${resources.requests['memory']} must be at least ${rssMiB} MiB + 20 %`);
     assert.ok(mebibytes(resources.limits['memory'] ?? '0') >= 2 * rssMiB, `memory limit ${resources.limits['memory']} must be at least twice ${rssMiB} MiB`);
     assert.equal(resources.limits['cpu'], undefined, 'no CPU limit: throttling would delay the relists the agent times');
+  }
+});
+
+test('minReadySeconds outlasts the agent\'s start-up grace plus its liveness probe\'s failure window, in both renders', () => {
+  const grace = (parse(readFileSync(join(REPO_ROOT, 'deploy', 'helm', 'nodepulse', 'files', 'defaults.yaml'), 'utf8')) as { agent: { startupGrace: string } }).agent.startupGrace;
+  const graceS = Number(/^(\d+)s$/.exec(grace)?.[1]);
+  assert.ok(graceS > 0, `precondition: the start-up grace is whole seconds, got ${grace}`);
+  for (const objects of [kustomizeAll, helmDefault]) {
+    const spec = only(objects, 'DaemonSet')['spec'] as { minReadySeconds?: number; template: { spec: { containers: Array<{ livenessProbe: { periodSeconds: number; failureThreshold: number } }> } } };
+    const probe = spec.template.spec.containers[0]?.livenessProbe;
+    assert.ok(probe, 'precondition: the agent has a liveness probe');
+    assert.ok((spec.minReadySeconds ?? 0) >= graceS + probe.periodSeconds * probe.failureThreshold,
+      `minReadySeconds ${spec.minReadySeconds} must cover ${graceS}s of start-up grace and ${probe.failureThreshold} × ${probe.periodSeconds}s of failed probes`);
   }
 });
