@@ -5,7 +5,7 @@
 // and anything else with %#v, which is why an unsigned resourceVersion 0 reads `0x0`. The value
 // here carries that Go type explicitly, since JavaScript has one number type.
 
-export type FieldErrorType = 'FieldValueInvalid' | 'FieldValueRequired' | 'FieldValueForbidden' | 'FieldValueTooLong';
+export type FieldErrorType = 'FieldValueInvalid' | 'FieldValueNotSupported' | 'FieldValueRequired' | 'FieldValueForbidden' | 'FieldValueTooLong';
 
 /** A bad value with the Go type it had on the server. */
 export type GoValue =
@@ -13,7 +13,9 @@ export type GoValue =
   | { readonly go: 'uint64'; readonly value: number }
   | { readonly go: 'string'; readonly value: string }
   | { readonly go: 'bool'; readonly value: boolean }
-  | { readonly go: 'null' };
+  | { readonly go: 'null' }
+  /** A struct or map, already printed as Go's %#v prints it. */
+  | { readonly go: 'raw'; readonly text: string };
 
 export interface FieldError {
   readonly type: FieldErrorType;
@@ -24,6 +26,7 @@ export interface FieldError {
 
 const TYPE_TEXT: Record<FieldErrorType, string> = {
   FieldValueInvalid: 'Invalid value',
+  FieldValueNotSupported: 'Unsupported value',
   FieldValueRequired: 'Required value',
   FieldValueForbidden: 'Forbidden',
   FieldValueTooLong: 'Too long',
@@ -36,19 +39,25 @@ function printValue(v: GoValue): string {
     case 'string': return JSON.stringify(v.value);
     case 'bool': return String(v.value);
     case 'null': return 'null';
+    case 'raw': return v.text;
   }
 }
 
 /** field.Error.ErrorBody(): `Invalid value: 0: must be greater than 0`. */
 export function errorBody(e: FieldError): string {
   let s = TYPE_TEXT[e.type];
-  if (e.type === 'FieldValueInvalid' && e.value !== undefined) s += `: ${printValue(e.value)}`;
+  if ((e.type === 'FieldValueInvalid' || e.type === 'FieldValueNotSupported') && e.value !== undefined) s += `: ${printValue(e.value)}`;
   if (e.detail !== '') s += `: ${e.detail}`;
   return s;
 }
 
 export function fieldInvalid(field: string, value: GoValue, detail: string): FieldError {
   return { type: 'FieldValueInvalid', field, value, detail };
+}
+
+/** field.NotSupported: `Unsupported value: "Never": supported values: "Always"`. */
+export function fieldNotSupported(field: string, value: GoValue, supported: readonly string[]): FieldError {
+  return { type: 'FieldValueNotSupported', field, value, detail: `supported values: ${supported.map((v) => JSON.stringify(v)).join(', ')}` };
 }
 
 export function fieldRequired(field: string, detail = ''): FieldError {

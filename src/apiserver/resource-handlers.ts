@@ -212,6 +212,7 @@ export function createObject(ctx: WriteContext, t: Target, obj: JsonObject, warn
   const name = nameOf(obj);
   if (ctx.store.entry(t.def, t.namespace, name) !== undefined) throw alreadyExists(groupResource(t.def), name);
   stampNew(ctx, obj);
+  t.def.prepareForCreate?.(obj);
   const stored = ctx.store.commit(t.def, t.namespace, name, obj);
   return { status: 201, body: stored.json, warnings };
 }
@@ -241,6 +242,7 @@ function prepareForUpdate(t: Target, obj: JsonObject, old: JsonObject): FieldErr
       delete obj['status'];
     }
   }
+  t.def.prepareForUpdate?.(obj, old, t.subresource);
   return errs;
 }
 
@@ -255,7 +257,7 @@ function unchanged(obj: JsonObject, old: StoredObject): boolean {
 
 function finishUpdate(ctx: WriteContext, t: Target, obj: JsonObject, existing: StoredObject, warnings: readonly string[]): Answer {
   const errs = prepareForUpdate(t, obj, existing.obj);
-  errs.push(...t.def.validate(obj));
+  errs.push(...t.def.validate(obj), ...(t.def.validateUpdate?.(obj, existing.obj, t.subresource) ?? []));
   throwIfInvalid(t.def, t.name, errs);
   metaOf(obj)['name'] = t.name;
   if (unchanged(obj, existing)) return { status: 200, body: existing.json, warnings };
@@ -274,6 +276,7 @@ export function updateObject(ctx: WriteContext, t: Target, obj: JsonObject, warn
     if (!t.def.allowCreateOnUpdate || t.subresource !== '') throw notFound(gr, t.name);
     throwIfInvalid(t.def, t.name, validateForCreate(t.def, obj));
     stampNew(ctx, obj);
+    t.def.prepareForCreate?.(obj);
     const stored = ctx.store.commit(t.def, t.namespace, t.name, obj);
     return { status: 201, body: stored.json, warnings };
   }

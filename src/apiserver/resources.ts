@@ -3,18 +3,19 @@
 // typed decode, its strategic-merge-patch strategies (the patchStrategy tags on the Go types),
 // and its field selectors.
 //
-// Served: coordination.k8s.io/v1 leases, v1 nodes (+ nodes/status), v1 events and
-// events.k8s.io/v1 events. Assumptions, stated once:
+// Served: coordination.k8s.io/v1 leases, v1 nodes (+ nodes/status), v1 events,
+// events.k8s.io/v1 events and apps/v1 daemonsets (+ daemonsets/status, daemonset-resource.ts). Assumptions, stated once:
 //   - namespaces are not objects here: every namespace exists;
 //   - the two Event APIs are kept as two stores; the real server keeps one store and converts
 //     between the two shapes, so an Event written through one is not visible through the other here;
-//   - none of these kinds sets metadata.generation upstream (no strategy does), so neither do we;
+//   - of these kinds only DaemonSet sets metadata.generation upstream (its strategy does);
 //   - unknown fields are dropped only from Lease.spec (the real typed decoder drops them
 //     everywhere and warns); Node and Event keep what they are sent.
 
 import { type FieldError, fieldInvalid, fieldRequired, validateName } from './field-error.ts';
-import { goParseTime, RFC3339, RFC3339_MICRO } from './go-time.ts';
-import { isObject, type JsonObject, type JsonValue, stringField, valueAt } from './object-meta.ts';
+import { isObject, type JsonObject, stringField, valueAt } from './object-meta.ts';
+import { DAEMON_SET } from './daemonset-resource.ts';
+import { decodeAll, decodeMeta, jsonKind, objectAt, type GoKind } from './typed-decode.ts';
 
 /** How a strategic merge patch merges a list, from the Go type's patchStrategy/patchMergeKey tags. */
 export interface ListStrategy {
@@ -44,6 +45,12 @@ export interface ResourceDef {
   validate(obj: JsonObject): FieldError[];
   /** What the empty typed object carries besides metadata (a BOOKMARK's object). */
   readonly emptyBody: JsonObject;
+  /** The strategy's PrepareForCreate, once the system fields are stamped (e.g. generation 1). */
+  readonly prepareForCreate?: (obj: JsonObject) => void;
+  /** The strategy's PrepareForUpdate beyond the generic one (e.g. generation + 1 on a spec change). */
+  readonly prepareForUpdate?: (obj: JsonObject, old: JsonObject, subresource: string) => void;
+  /** The strategy's ValidateUpdate rules that compare with the old object (immutable fields). */
+  readonly validateUpdate?: (obj: JsonObject, old: JsonObject, subresource: string) => FieldError[];
 }
 
 export function apiVersionOf(def: ResourceDef): string {
@@ -53,112 +60,6 @@ export function apiVersionOf(def: ResourceDef): string {
 /** `leases.coordination.k8s.io`, or `nodes`: the store's name for a resource. */
 export function resourceId(def: ResourceDef): string {
   return def.group === '' ? def.resource : `${def.resource}.${def.group}`;
-}
-
-// ---------------------------------------------------------------------------------------------
-// The typed decode.
-
-type GoKind = 'string' | 'int32' | 'bool' | 'MicroTime' | 'Time' | 'object' | 'array';
-
-function jsonKind(v: JsonValue): string {
-  if (typeof v === 'string') return 'string';
-  if (typeof v === 'number') return 'number';
-  if (typeof v === 'boolean') return 'bool';
-  if (Array.isArray(v)) return 'array';
-  return 'object';
-}
-
-/**
- * Checks one field as encoding/json (sigs.k8s.io/json) would decode it into its Go type, and
- * rewrites time fields as MarshalJSON would print them. Returns Go's message on failure.
- */
-function decodeField(
-  holder: JsonObject,
-  key: string,
-  want: GoKind,
-  goStruct: string,
-  path: string,
-  goType: string,
-): string | undefined {
-  const v = holder[key];
-  if (v === undefined || v === null) return undefined;
-  const typeError = (): string =>
-    `json: cannot unmarshal ${jsonKind(v)}${typeof v === 'number' ? ` ${String(v)}` : ''} into Go struct field ${goStruct}.${path} of type ${goType}`;
-  switch (want) {
-    case 'string':
-      return typeof v === 'string' ? undefined : typeError();
-    case 'bool':
-      return typeof v === 'boolean' ? undefined : typeError();
-    case 'int32':
-      if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) return typeError();
-      return undefined;
-    case 'object':
-      return isObject(v) ? undefined : typeError();
-    case 'array':
-      return Array.isArray(v) ? undefined : typeError();
-    case 'MicroTime':
-    case 'Time': {
-      // MicroTime/Time.UnmarshalJSON first decode a Go string, then time.Parse it.
-      if (typeof v !== 'string') return `json: cannot unmarshal ${jsonKind(v)} into Go value of type string`;
-      // Time also accepts "" as the zero time? No: only JSON null is the zero value.
-      const parsed = goParseTime(want === 'MicroTime' ? RFC3339_MICRO : RFC3339, v);
-      if (!parsed.ok) return parsed.message;
-      holder[key] = parsed.text;
-      return undefined;
-    }
-  }
-}
-
-function decodeAll(
-  holder: JsonObject | undefined,
-  fields: Readonly<Record<string, readonly [GoKind, string]>>,
-  goStruct: string,
-  prefix: string,
-): string | undefined {
-  if (holder === undefined) return undefined;
-  for (const [key, [kind, goType]] of Object.entries(fields)) {
-    const e = decodeField(holder, key, kind, goStruct, `${prefix}${key}`, goType);
-    if (e !== undefined) return e;
-  }
-  return undefined;
-}
-
-function objectAt(obj: JsonObject, key: string, goStruct: string, goType: string): JsonObject | string | undefined {
-  const v = obj[key];
-  if (v === undefined || v === null) return undefined;
-  if (!isObject(v)) return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ${goStruct}.${key} of type ${goType}`;
-  return v;
-}
-
-const META_FIELDS: Readonly<Record<string, readonly [GoKind, string]>> = {
-  name: ['string', 'string'],
-  generateName: ['string', 'string'],
-  namespace: ['string', 'string'],
-  uid: ['string', 'types.UID'],
-  resourceVersion: ['string', 'string'],
-  labels: ['object', 'map[string]string'],
-  annotations: ['object', 'map[string]string'],
-  ownerReferences: ['array', '[]v1.OwnerReference'],
-  finalizers: ['array', '[]string'],
-};
-
-function decodeMeta(obj: JsonObject, kind: string): string | undefined {
-  const meta = objectAt(obj, 'metadata', kind, 'v1.ObjectMeta');
-  if (typeof meta === 'string') return meta;
-  const e = decodeAll(meta, META_FIELDS, kind, 'metadata.');
-  if (e !== undefined) return e;
-  for (const map of ['labels', 'annotations']) {
-    const m = meta?.[map];
-    if (isObject(m)) {
-      for (const [k, v] of Object.entries(m)) {
-        if (typeof v !== 'string' && v !== null) {
-          return `json: cannot unmarshal ${jsonKind(v)} into Go struct field ObjectMeta.metadata.${map} of type string`;
-        }
-        if (v === null) delete m[k];
-      }
-    }
-  }
-  return undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -373,7 +274,7 @@ const EVENTS_V1: ResourceDef = {
   },
 };
 
-export const RESOURCES: readonly ResourceDef[] = [LEASE, NODE, CORE_EVENT, EVENTS_V1];
+export const RESOURCES: readonly ResourceDef[] = [LEASE, NODE, CORE_EVENT, EVENTS_V1, DAEMON_SET];
 
 /** Finds the definition for a URL's group, version and plural resource. */
 export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {

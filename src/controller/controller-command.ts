@@ -23,7 +23,7 @@ import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cr
 import { formatDuration } from '../config/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import type { HostPort } from '../config/host-port.ts';
-import { address, dnsLabel, duration, goBool, logLevel, text } from '../config/value-schemas.ts';
+import { address, dnsLabel, dnsSubdomain, duration, fail, goBool, logLevel, text } from '../config/value-schemas.ts';
 import { electionLeaseApi } from '../election/election-lease-api.ts';
 import {
   DEFAULT_LEASE_DURATION_MS,
@@ -42,6 +42,7 @@ import { loadKubeConfig } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
+import type { DaemonSetObject } from './agent-rollout.ts';
 import { createControllerMetrics } from './controller-metrics.ts';
 import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.ts';
 import { markerApi, NodeMarker, SILENT_TAINT_KEY } from './node-marker.ts';
@@ -51,6 +52,9 @@ import type { CommandIo } from '../cli/command-io.ts';
 /** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
 export type ControllerIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
+/** The agent DaemonSet's default name: what deploy/base and the chart's default release install. */
+const DEFAULT_AGENT_DAEMONSET = 'nodepulse';
+
 const CONTROLLER_SPECS: readonly FlagSpec[] = [
   ...READER_FLAG_SPECS,
   valueFlag('--namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the election lease', { env: ['POD_NAMESPACE'] }),
@@ -59,6 +63,12 @@ const CONTROLLER_SPECS: readonly FlagSpec[] = [
   valueFlag('--leader-elect-lease-duration', 'DURATION', formatDuration(DEFAULT_LEASE_DURATION_MS), "the election lease's duration (whole seconds)"),
   valueFlag('--leader-elect-renew-deadline', 'DURATION', formatDuration(DEFAULT_RENEW_DEADLINE_MS), 'how long the leader keeps trying to renew before it stops leading'),
   valueFlag('--leader-elect-retry-period', 'DURATION', formatDuration(DEFAULT_RETRY_PERIOD_MS), 'time between attempts to acquire or renew'),
+  valueFlag(
+    '--agent-daemonset',
+    'NAMESPACE/NAME',
+    undefined,
+    `pause marking while this DaemonSet rolls out; "" never pauses (default <namespace>/${DEFAULT_AGENT_DAEMONSET})`,
+  ),
   booleanFlag('--taint', `also add/remove the ${SILENT_TAINT_KEY}:NoSchedule taint`),
   valueFlag('--max-writes-per-second', 'N', '10', 'rate limit of all writes to Nodes and Events'),
   valueFlag('--http-address', 'HOST:PORT', ':9357', '/metrics and /healthz'),
@@ -88,10 +98,22 @@ interface ControllerFlags {
   readonly renewDeadlineMs: number;
   readonly retryPeriodMs: number;
   readonly taint: boolean;
+  /** The agent DaemonSet whose rollout pauses marking; undefined: none. */
+  readonly agentDaemonSet: { readonly namespace: string; readonly name: string } | undefined;
   readonly maxWritesPerSecond: number;
   readonly http: HostPort;
   readonly logLevel: LogLevel;
 }
+
+/** `NAMESPACE/NAME`, or "" (null: never pause). */
+const agentDaemonSetRef = text().transform((written, ctx) => {
+  if (written === '') return null;
+  const [namespace = '', name = '', ...rest] = written.split('/');
+  if (rest.length > 0 || !dnsLabel.safeParse(namespace).success || !dnsSubdomain.safeParse(name).success) {
+    return fail(ctx, 'NAMESPACE/NAME, such as nodepulse/nodepulse, or "" for none');
+  }
+  return { namespace, name };
+});
 
 const MORE_THAN_ZERO = 'a number more than 0';
 const rate = text()
@@ -108,6 +130,7 @@ const controllerFields = z.object({
   leaderElectRenewDeadline: duration(),
   leaderElectRetryPeriod: duration(),
   taint: goBool,
+  agentDaemonset: agentDaemonSetRef.optional(),
   maxWritesPerSecond: rate,
   httpAddress: address(':9357 or 127.0.0.1:0'),
   logLevel,
@@ -141,6 +164,7 @@ function toControllerFlags(f: ControllerFields): ControllerFlags {
     renewDeadlineMs: f.leaderElectRenewDeadline.ms,
     retryPeriodMs: f.leaderElectRetryPeriod.ms,
     taint: f.taint,
+    agentDaemonSet: f.agentDaemonset === undefined ? { namespace: f.namespace, name: DEFAULT_AGENT_DAEMONSET } : (f.agentDaemonset ?? undefined),
     maxWritesPerSecond: f.maxWritesPerSecond,
     http: { host: f.httpAddress.host, port: f.httpAddress.port },
     logLevel: f.logLevel,
@@ -199,6 +223,16 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
     }),
     metrics,
     logger,
+    agentDaemonSet:
+      flags.agentDaemonSet === undefined
+        ? undefined
+        : kubeListWatch<DaemonSetObject>({
+            client,
+            target,
+            clock,
+            path: `/apis/apps/v1/namespaces/${encodeURIComponent(flags.agentDaemonSet.namespace)}/daemonsets`,
+            fieldSelector: `metadata.name=${flags.agentDaemonSet.name}`,
+          }),
     graceMs: flags.graceMs,
     selector: flags.selector,
     monitorPeriodMs: flags.monitorPeriodMs,
@@ -264,6 +298,7 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
       identity: flags.identity,
       electionLease: `${flags.namespace}/${ELECTION_LEASE_NAME}`,
       leaseNamespace: flags.leaseNamespace,
+      agentDaemonSet: flags.agentDaemonSet === undefined ? '' : `${flags.agentDaemonSet.namespace}/${flags.agentDaemonSet.name}`,
       http: typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address),
       source: target.source,
     },

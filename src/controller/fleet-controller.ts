@@ -15,8 +15,16 @@
 // The work is level-triggered: decideMark() is asked again on each trigger and decides from the
 // Node's current condition, so a write lost to an error or a conflict is retried at the next
 // monitor period, never by a separate retry queue. Writes happen one at a time, rate-limited and
-// fenced (node-marker.ts). In steady state the controller sends nothing but its two watches:
-// judging is local.
+// fenced (node-marker.ts). In steady state the controller sends nothing but its watches (the
+// leases, the Nodes, and the agent DaemonSet): judging is local.
+//
+// Marking pauses for either of two reasons, each a gauge nodepulse_controller_marking_paused
+// {reason} and one log line when it starts and one when it ends:
+//   - fleet_silent: more than half the judged fleet is Stale or Missing (mark-decision.ts);
+//   - agent_rollout: the agent DaemonSet is rolling out, or has not been listed yet
+//     (agent-rollout.ts). Its rollout state survives a term, so a new term of the same process
+//     still knows which generation it saw rolling.
+// Clearing marks never pauses.
 import type { Clock } from '../clock/clock.ts';
 import type { Term } from '../election/term.ts';
 import { FleetView, leaseRenewMicros, nodeRecord, type NodeRecord } from '../fleet/fleet-view.ts';
@@ -27,6 +35,7 @@ import type { Logger } from '../log/logger.ts';
 import { isConflict, isNotFound } from '../kube/kube-api-error.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, type ListWatchSource } from '../kube/list-watch.ts';
+import { agentDaemonSet, readRollout, type AgentDaemonSet, type DaemonSetObject } from './agent-rollout.ts';
 import type { ControllerMetrics } from './controller-metrics.ts';
 import { conditionChangedByOther, decideMark, shouldPause } from './mark-decision.ts';
 import type { NodeMarker } from './node-marker.ts';
@@ -44,13 +53,23 @@ export interface FleetControllerOptions {
   readonly graceMs: number;
   readonly selector: LabelSelector;
   readonly monitorPeriodMs?: number;
+  /** The agent DaemonSet (one object, by name); undefined: never pause for a rollout. */
+  readonly agentDaemonSet?: ListWatchSource<DaemonSetObject> | undefined;
 }
 
 export class FleetController {
   readonly #o: FleetControllerOptions;
   readonly #readiness: ReadinessOptions;
   readonly #failures: FailureRun | undefined;
-  #paused = false;
+  #fleetSilent = false;
+  #rolloutPaused = false;
+  /** What the gauge and the log last said of the rollout pause. */
+  #rolloutAnnounced = false;
+  #termStartMs = 0;
+  /** The agent DaemonSet generation seen rolling and not yet settled (agent-rollout.ts). */
+  #rollingGeneration: number | undefined;
+  /** This term's view of the agent DaemonSet; undefined without one. */
+  #daemonSet: Informer<DaemonSetObject, AgentDaemonSet> | undefined;
 
   constructor(options: FleetControllerOptions) {
     this.#o = options;
@@ -89,7 +108,16 @@ export class FleetController {
       },
       ...(logger === undefined ? {} : { logger }),
     });
-    const informers = Promise.all([leases.run(signal), nodes.run(signal)]);
+    this.#termStartMs = clock.monotonicMs();
+    const source = this.#o.agentDaemonSet;
+    this.#daemonSet = source === undefined ? undefined : new Informer<DaemonSetObject, AgentDaemonSet>({
+      source,
+      clock,
+      project: agentDaemonSet,
+      onEvent: () => this.#noteRollout(),
+      ...(logger === undefined ? {} : { logger }),
+    });
+    const informers = Promise.all([leases.run(signal), nodes.run(signal), this.#daemonSet?.run(signal)]);
     logger?.info({ term: term.number }, 'Watching agent leases and nodes');
     const periodMs = this.#o.monitorPeriodMs ?? DEFAULT_MONITOR_PERIOD_MS;
     let nextFullMs = clock.monotonicMs();
@@ -130,8 +158,12 @@ export class FleetController {
         });
       }
     } finally {
-      this.#o.metrics.paused.set(0);
+      this.#fleetSilent = false;
+      this.#rolloutPaused = false;
+      this.#rolloutAnnounced = false;
+      for (const reason of ['fleet_silent', 'agent_rollout'] as const) this.#o.metrics.paused.set({ reason }, 0);
       await informers;
+      this.#daemonSet = undefined;
       logger?.info({ term: term.number }, 'Stopped watching agent leases and nodes');
     }
   }
@@ -147,9 +179,9 @@ export class FleetController {
     }
     for (const [verdict, n] of Object.entries(counts)) this.#o.metrics.nodes.set({ verdict }, n);
     const pause = shouldPause(readings);
-    if (pause.paused !== this.#paused) {
-      this.#paused = pause.paused;
-      this.#o.metrics.paused.set(pause.paused ? 1 : 0);
+    if (pause.paused !== this.#fleetSilent) {
+      this.#fleetSilent = pause.paused;
+      this.#o.metrics.paused.set({ reason: 'fleet_silent' }, pause.paused ? 1 : 0);
       if (pause.paused) {
         this.#o.logger?.warn({ judged: pause.judged, silent: pause.silent }, 'Marking paused: more than half the judged fleet is stale at once');
       } else {
@@ -159,11 +191,36 @@ export class FleetController {
     await this.#act(term, view, otherWrote, readings);
   }
 
+  /**
+   * The agent DaemonSet's rollout now, logged and counted once per change of state. Not yet
+   * listed pauses at once, but is announced only once it lasts a monitor period: a new term's
+   * three lists race each other, and the DaemonSet's usually lands a moment after the others.
+   */
+  #noteRollout(): void {
+    const informer = this.#daemonSet;
+    if (informer === undefined) return;
+    const seen = informer.synced ? informer.store.values().next().value : 'unlisted';
+    const reading = readRollout(seen, this.#rollingGeneration);
+    this.#rollingGeneration = reading.rollingGeneration;
+    this.#rolloutPaused = reading.rolling;
+    const periodMs = this.#o.monitorPeriodMs ?? DEFAULT_MONITOR_PERIOD_MS;
+    const announce = seen !== 'unlisted' || this.#o.clock.monotonicMs() - this.#termStartMs >= periodMs;
+    if (announce && reading.rolling !== this.#rolloutAnnounced) {
+      this.#rolloutAnnounced = reading.rolling;
+      this.#o.metrics.paused.set({ reason: 'agent_rollout' }, reading.rolling ? 1 : 0);
+      const detail = { daemonSet: seen === 'unlisted' ? undefined : seen?.name, why: reading.why };
+      if (reading.rolling) this.#o.logger?.warn(detail, 'Marking paused: the agent DaemonSet is rolling out');
+      else this.#o.logger?.info(detail, 'Marking resumed: the agent DaemonSet rollout is done');
+    }
+  }
+
   async #act(term: Term, view: FleetView, otherWrote: ReadonlyMap<string, number>, readings: readonly NodeReadiness[]): Promise<void> {
+    this.#noteRollout();
     for (const r of readings) {
       if (term.signal.aborted) return;
       const wroteAtMs = otherWrote.get(r.node);
-      const decision = decideMark(r, this.#paused, wroteAtMs !== undefined && this.#o.clock.monotonicMs() - wroteAtMs <= this.#o.graceMs);
+      // Read for every node: a rollout seen while earlier writes were in flight pauses the rest.
+      const decision = decideMark(r, this.#fleetSilent || this.#rolloutPaused, wroteAtMs !== undefined && this.#o.clock.monotonicMs() - wroteAtMs <= this.#o.graceMs);
       if (decision.action === 'none') continue;
       const node = view.nodes.get(r.node);
       if (node === undefined) continue;

@@ -11,15 +11,19 @@
 //   list is written whole), also under the resourceVersion.
 // - The Event is events.k8s.io/v1 in `default`, where Events of cluster-scoped objects live. A
 //   failed Event is logged and does not undo the mark.
+// - Every write that fails counts in nodepulse_controller_write_errors_total{resource}, except a
+//   conflict or a not-found (the watch brings the newer Node, judged again) and a write refused
+//   or cancelled because the term ended.
 import type { Clock } from '../clock/clock.ts';
 import { formatDuration } from '../config/duration.ts';
-import type { Term } from '../election/term.ts';
+import { FencedError, type Term } from '../election/term.ts';
 import { CONDITION_TYPE, nodeRecord, type NodeRecord, type Taint } from '../fleet/fleet-view.ts';
 import { formatMicroTime, type NodeReadiness } from '../fleet/readiness.ts';
 import type { Logger } from '../log/logger.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
+import { isConflict, isNotFound } from '../kube/kube-api-error.ts';
 import type { KubeEvent, Node } from '../kube/kube-types.ts';
-import type { ControllerMetrics } from './controller-metrics.ts';
+import type { ControllerMetrics, WriteResource } from './controller-metrics.ts';
 import { HEALTHY_REASON, MARK_REASON } from './mark-decision.ts';
 import type { TokenBucket } from './token-bucket.ts';
 
@@ -124,15 +128,27 @@ export class NodeMarker {
       metadata: node.resourceVersion === undefined ? {} : { resourceVersion: node.resourceVersion },
       status: { conditions: [{ type: CONDITION_TYPE, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now }] },
     };
-    const written = await term.fenced(`PATCH nodes/status ${node.name}`, (signal) => this.#o.api.patchNodeStatus(node.name, patch, { signal }));
+    const written = await this.#write(term, 'nodes/status', `PATCH nodes/status ${node.name}`, (signal) => this.#o.api.patchNodeStatus(node.name, patch, { signal }));
     return nodeRecord(written);
   }
 
   async #setTaints(term: Term, node: NodeRecord, taints: readonly Taint[]): Promise<NodeRecord> {
     await this.#o.bucket.take(term.signal);
     const patch = { metadata: node.resourceVersion === undefined ? {} : { resourceVersion: node.resourceVersion }, spec: { taints } };
-    const written = await term.fenced(`PATCH nodes ${node.name}`, (signal) => this.#o.api.patchNode(node.name, patch, { signal }));
+    const written = await this.#write(term, 'nodes', `PATCH nodes ${node.name}`, (signal) => this.#o.api.patchNode(node.name, patch, { signal }));
     return nodeRecord(written);
+  }
+
+  /** One fenced write, counted in writeErrors when it fails for a reason worth counting. */
+  async #write<T>(term: Term, resource: WriteResource, what: string, write: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    try {
+      return await term.fenced(what, write);
+    } catch (err) {
+      if (!term.signal.aborted && !(err instanceof FencedError) && !isConflict(err) && !isNotFound(err)) {
+        this.#o.metrics.writeErrors.inc({ resource });
+      }
+      throw err;
+    }
   }
 
   async #event(term: Term, node: NodeRecord, type: 'Normal' | 'Warning', reason: string, note: string): Promise<void> {
@@ -153,7 +169,7 @@ export class NodeMarker {
     };
     try {
       await this.#o.bucket.take(term.signal);
-      await term.fenced(`POST events ${node.name}`, (signal) => this.#o.api.createEvent(EVENT_NAMESPACE, event, { signal }));
+      await this.#write(term, 'events', `POST events ${node.name}`, (signal) => this.#o.api.createEvent(EVENT_NAMESPACE, event, { signal }));
     } catch (err) {
       if (term.signal.aborted) throw err;
       this.#o.logger?.warn({ err, node: node.name }, 'Could not record the Event of a node mark');

@@ -87,10 +87,15 @@ export function kubeListWatch<T extends KubeObject>(options: {
   /** The collection path, e.g. /apis/coordination.k8s.io/v1/namespaces/nodepulse/leases. */
   readonly path: string;
   readonly labelSelector?: string | undefined;
+  /** e.g. `metadata.name=nodepulse`: one object by name, which RBAC resourceNames can allow. */
+  readonly fieldSelector?: string | undefined;
   readonly random?: () => number;
 }): ListWatchSource<T> {
   const { client, clock, path } = options;
-  const selector = options.labelSelector === undefined || options.labelSelector === '' ? {} : { labelSelector: options.labelSelector };
+  const selector = {
+    ...(options.labelSelector === undefined || options.labelSelector === '' ? {} : { labelSelector: options.labelSelector }),
+    ...(options.fieldSelector === undefined || options.fieldSelector === '' ? {} : { fieldSelector: options.fieldSelector }),
+  };
   const token = new BearerToken({ clock, token: options.target.token, tokenFile: options.target.tokenFile });
   const secure = options.target.server.startsWith('https:');
   const t = options.target;

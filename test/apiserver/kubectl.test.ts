@@ -11,36 +11,19 @@ import { after, before, describe, it } from 'node:test';
 import { type ApiServerHandle, startApiServer } from '../../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
+import { runTool, type ToolRun } from '../support/run-tool.ts';
 
 const NS = 'nodepulse';
 let server: ApiServerHandle;
 let dir: string;
 let kubectl: string;
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function env(): NodeJS.ProcessEnv {
   return { ...process.env, KUBECONFIG: join(dir, 'kubeconfig'), HOME: dir, KUBECACHEDIR: join(dir, 'cache') };
 }
 
-function run(args: readonly string[]): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(kubectl, args, { env: env() });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    child.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-    child.on('error', reject);
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+function run(args: readonly string[]): Promise<ToolRun> {
+  return runTool(kubectl, args, env());
 }
 
 before(async () => {

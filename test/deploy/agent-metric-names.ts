@@ -15,6 +15,7 @@
 // GET), where a counter's TYPE line already carries its `_total`. An OpenMetrics body would name
 // counter families without it; nothing here reads one.
 import { Registry } from 'prom-client';
+import { createControllerMetrics } from '../../src/controller/controller-metrics.ts';
 import { AGENT_METRIC_NAMES, createAgentMetrics } from '../../src/metrics/metrics.ts';
 
 /** Series Prometheus writes itself for every target. */
@@ -87,6 +88,16 @@ export async function agentExposition(): Promise<string> {
   return registry.metrics();
 }
 
+/**
+ * The series names the controller's metrics module declares (its own registry, as
+ * `nodepulse controller` serves them on /metrics).
+ */
+export async function controllerExposition(): Promise<string> {
+  const registry = new Registry();
+  createControllerMetrics(registry);
+  return registry.metrics();
+}
+
 /** Every name a query may select, given the series names a /metrics body offers. */
 export function queryableNames(seriesNames: Iterable<string>): Set<string> {
   return new Set([...seriesNames, ...PROMETHEUS_SYNTHETIC_NAMES]);
@@ -104,13 +115,14 @@ const PROMQL_WORDS = new Set([
 ]);
 
 /**
- * The metric names an expression selects. Strings, label matchers `{...}`, label lists after
+ * The metric names an expression selects. Strings, `#` comments, label matchers `{...}`, label lists after
  * by/without/on/ignoring/group_left/group_right, range and offset durations, numbers and
  * Grafana variables ($node, $__rate_interval) are removed before identifiers are read.
  */
 export function metricNamesIn(expr: string): Set<string> {
   const stripped = expr
     .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, ' ')
+    .replace(/#[^\n]*/g, ' ')
     .replace(/\{[^}]*\}/g, ' ')
     .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, ' ')
     .replace(/\[[^\]]*\]/g, ' ')

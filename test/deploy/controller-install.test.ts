@@ -34,10 +34,29 @@ function args(objects: readonly K8sObject[]): string[] {
 }
 
 test('the controller component and helm controller.enabled render the controller\'s objects, each valid against its schema', () => {
-  for (const [what, objects] of [['kustomize', kustomizeController], ['kustomize all', kustomizeAll], ['helm', helmController]] as const) {
+  for (const [what, objects] of [['kustomize', kustomizeController], ['helm', helmController]] as const) {
     assert.deepEqual(controllerObjects(objects).map((o) => o.kind).sort(), CONTROLLER_KINDS, what);
     assert.deepEqual(objects.flatMap(schemaErrors), [], what);
   }
+  // The all overlay adds controller-monitoring: its PodMonitor and PrometheusRule.
+  assert.deepEqual(controllerObjects(kustomizeAll).map((o) => o.kind).sort(), [...CONTROLLER_KINDS, 'PodMonitor', 'PrometheusRule'].sort());
+  assert.deepEqual(kustomizeAll.flatMap(schemaErrors), []);
+});
+
+test('the controller PodMonitor scrapes every controller replica as job nodepulse-controller, the same in kustomize and helm', () => {
+  const helmMonitored = helm.template(['controller.enabled=true', 'monitoring.enabled=true']);
+  const specs = [kustomizeAll, helmMonitored].map((objects) => only(objects, 'PodMonitor', 'nodepulse-controller')['spec'] as {
+    selector: { matchLabels: Record<string, string> };
+    podMetricsEndpoints: Array<{ port: string; relabelings: unknown[] }>;
+  });
+  assert.deepEqual(specs[1], specs[0]);
+  const spec = specs[0];
+  const podLabels = (only(kustomizeAll, 'Deployment')['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
+  assert.ok(spec !== undefined && Object.entries(spec.selector.matchLabels).every(([k, v]) => podLabels[k] === v), 'it selects the controller pods');
+  assert.equal(spec?.selector.matchLabels['app.kubernetes.io/component'], 'controller', 'and not the agents');
+  assert.equal(spec?.podMetricsEndpoints[0]?.port, 'metrics');
+  assert.deepEqual(spec?.podMetricsEndpoints[0]?.relabelings, [{ action: 'replace', targetLabel: 'job', replacement: 'nodepulse-controller' }]);
+  assert.equal(helm.template(['monitoring.enabled=true']).some((o) => o.metadata.name === 'nodepulse-controller'), false, 'no controller PodMonitor without the controller');
 });
 
 test('the controller Deployment meets issue 8: two spread replicas, the controller subcommand, downward-API identity, no privilege', () => {
@@ -101,7 +120,7 @@ test('the controller\'s selectors and disruption budget match only its own pods,
 
 test('helm with a separate lease namespace grants list/watch there and keeps the election lease in the release namespace', () => {
   const objects = helm.template(['controller.enabled=true', 'leaseNamespace=node-leases'], { release: 'np', namespace: 'ops' });
-  assert.deepEqual(grantsOf(objects, { namespace: 'ops', name: 'np-nodepulse-controller' }), expectedControllerGrants({ release: 'ops', leases: 'node-leases' }));
+  assert.deepEqual(grantsOf(objects, { namespace: 'ops', name: 'np-nodepulse-controller' }), expectedControllerGrants({ release: 'ops', leases: 'node-leases', agentDaemonSet: 'np-nodepulse' }));
   assertControllerDeployment(only(objects, 'Deployment'), { serviceAccountName: 'np-nodepulse-controller', leaseNamespace: 'node-leases' });
   assert.deepEqual(objects.flatMap(schemaErrors), []);
 });
@@ -121,6 +140,7 @@ test('helm controller values become the controller\'s flags; empty values leave 
   assert.deepEqual(args(objects), [
     '--http-address=:9357',
     '--lease-namespace=nodepulse',
+    '--agent-daemonset=nodepulse/nodepulse',
     '--grace=1m30s',
     '--leader-elect-lease-duration=30s',
     '--leader-elect-renew-deadline=20s',
@@ -130,7 +150,7 @@ test('helm controller values become the controller\'s flags; empty values leave 
     '--monitor-period=10s',
     '--node-selector=node-role.kubernetes.io/worker',
   ]);
-  assert.deepEqual(args(helmController), ['--http-address=:9357', '--lease-namespace=nodepulse']);
+  assert.deepEqual(args(helmController), ['--http-address=:9357', '--lease-namespace=nodepulse', '--agent-daemonset=nodepulse/nodepulse']);
 });
 
 test('helm lint --strict passes with the controller on, with and without --taint', () => {

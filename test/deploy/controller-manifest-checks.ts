@@ -16,10 +16,14 @@ export const ELECTION_LEASE = ELECTION_LEASE_NAME;
  * - list/watch leases (the agents' leases, in the lease namespace) and nodes;
  * - its own election lease: get/update by name, create (RBAC cannot limit create by name);
  * - patch nodes/status (the RuntimeRelistUnhealthy condition);
- * - create events.k8s.io events in `default` (it only POSTs Events; it never patches one).
+ * - create events.k8s.io events in `default` (it only POSTs Events; it never patches one);
+ * - list/watch the agent DaemonSet, by name: marking pauses while it rolls out.
  */
-export function expectedControllerGrants(namespaces: { release: string; leases: string }): string[] {
+export function expectedControllerGrants(namespaces: { release: string; leases: string; agentDaemonSet?: string }): string[] {
+  const daemonSet = namespaces.agentDaemonSet ?? 'nodepulse';
   return [
+    `Role ${namespaces.release} apps daemonsets list [${daemonSet}]`,
+    `Role ${namespaces.release} apps daemonsets watch [${daemonSet}]`,
     `Role ${namespaces.leases} coordination.k8s.io leases list`,
     `Role ${namespaces.leases} coordination.k8s.io leases watch`,
     `Role ${namespaces.release} coordination.k8s.io leases create`,

@@ -5,12 +5,13 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { parse } from 'yaml';
 import { agentEnv, assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf, hostPathsOf, RUNTIME_DIRS, SHARED_RUN_DIRS } from './agent-manifest-checks.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
-const OPTIONAL_KINDS = ['Service', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'Deployment', 'PodDisruptionBudget'];
+const OPTIONAL_KINDS = ['Service', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'Deployment', 'PodDisruptionBudget'];
 
 const kustomizeAll = renderKustomize('deploy/overlays/all');
 const kustomizeBase = renderKustomize('deploy');
@@ -90,7 +91,7 @@ test('kustomize and helm render the same agent pod and the same grants', () => {
 });
 
 test('kustomize and helm render the same optional components', () => {
-  const spec = (objs: readonly K8sObject[], kind: string): unknown => only(objs, kind)['spec'];
+  const spec = (objs: readonly K8sObject[], kind: string): unknown => only(objs, kind, kind === 'PrometheusRule' || kind === 'PodMonitor' ? 'nodepulse' : undefined)['spec'];
   assert.deepEqual(spec(helmAll, 'FlowSchema'), spec(kustomizeAll, 'FlowSchema'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicy'), spec(kustomizeAll, 'ValidatingAdmissionPolicy'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicyBinding'), spec(kustomizeAll, 'ValidatingAdmissionPolicyBinding'));
@@ -107,7 +108,7 @@ test('the Service and PodMonitor select the agent pods, and the PodMonitor adds 
     const svc = only(objects, 'Service')['spec'] as { clusterIP: string; selector: Record<string, string> };
     assert.equal(svc.clusterIP, 'None');
     for (const [k, v] of Object.entries(svc.selector)) assert.equal(podLabels[k], v, `Service selector ${k}`);
-    const pm = only(objects, 'PodMonitor')['spec'] as { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ relabelings: unknown[] }> };
+    const pm = only(objects, 'PodMonitor', 'nodepulse')['spec'] as { selector: { matchLabels: Record<string, string> }; podMetricsEndpoints: Array<{ relabelings: unknown[] }> };
     for (const [k, v] of Object.entries(pm.selector.matchLabels)) assert.equal(podLabels[k], v, `PodMonitor selector ${k}`);
     assert.deepEqual(pm.podMetricsEndpoints[0]?.relabelings, [
       { action: 'replace', targetLabel: 'job', replacement: 'nodepulse' },
@@ -250,5 +251,18 @@ test('the agent\'s resources cover the benchmark\'s steady state in docs/bench.m
     assert.ok(mebibytes(resources.requests['memory'] ?? '0') >= 1.2 * rssMiB, `memory request ${resources.requests['memory']} must be at least ${rssMiB} MiB + 20 %`);
     assert.ok(mebibytes(resources.limits['memory'] ?? '0') >= 2 * rssMiB, `memory limit ${resources.limits['memory']} must be at least twice ${rssMiB} MiB`);
     assert.equal(resources.limits['cpu'], undefined, 'no CPU limit: throttling would delay the relists the agent times');
+  }
+});
+
+test('minReadySeconds outlasts the agent\'s start-up grace plus its liveness probe\'s failure window, in both renders', () => {
+  const grace = (parse(readFileSync(join(REPO_ROOT, 'deploy', 'helm', 'nodepulse', 'files', 'defaults.yaml'), 'utf8')) as { agent: { startupGrace: string } }).agent.startupGrace;
+  const graceS = Number(/^(\d+)s$/.exec(grace)?.[1]);
+  assert.ok(graceS > 0, `precondition: the start-up grace is whole seconds, got ${grace}`);
+  for (const objects of [kustomizeAll, helmDefault]) {
+    const spec = only(objects, 'DaemonSet')['spec'] as { minReadySeconds?: number; template: { spec: { containers: Array<{ livenessProbe: { periodSeconds: number; failureThreshold: number } }> } } };
+    const probe = spec.template.spec.containers[0]?.livenessProbe;
+    assert.ok(probe, 'precondition: the agent has a liveness probe');
+    assert.ok((spec.minReadySeconds ?? 0) >= graceS + probe.periodSeconds * probe.failureThreshold,
+      `minReadySeconds ${spec.minReadySeconds} must cover ${graceS}s of start-up grace and ${probe.failureThreshold} × ${probe.periodSeconds}s of failed probes`);
   }
 });

@@ -15,7 +15,7 @@ import { parse } from 'yaml';
 import { metricNamesIn } from './agent-metric-names.ts';
 import { REPO_ROOT } from './render.ts';
 
-export const DASHBOARD_FILE = join(REPO_ROOT, 'deploy', 'grafana', 'nodepulse.json');
+export const DASHBOARD_FILE = join(REPO_ROOT, 'deploy', 'components', 'grafana-dashboard', 'nodepulse.json');
 export const RULES_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'prometheus-rules.yaml');
 export const RULES_TESTS_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'rules.test.yaml');
 
@@ -25,6 +25,31 @@ export const RULES_TESTS_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'rules.t
  * container and endpoint (the Prometheus Operator's PodMonitor).
  */
 export const TARGET_LABELS: ReadonlySet<string> = new Set(['job', 'instance', 'node', 'namespace', 'pod', 'container', 'endpoint']);
+
+/**
+ * Names the shipped rules read from kube-state-metrics (NodePulseAgentMissing), as its docs name
+ * them; no kube-state-metrics runs here, so this list is the contract.
+ */
+export const KUBE_STATE_METRICS_NAMES: readonly string[] = ['kube_node_info', 'kube_node_labels'];
+
+/** Which exporter writes a metric name: the agent (and Prometheus' own `up`), the controller, or kube-state-metrics. */
+export function exporterOf(name: string): 'agent' | 'controller' | 'kube-state-metrics' {
+  if (name.startsWith('nodepulse_controller_')) return 'controller';
+  if (KUBE_STATE_METRICS_NAMES.includes(name)) return 'kube-state-metrics';
+  return 'agent';
+}
+
+/** The uses restricted to the names one exporter writes; uses left with no name are dropped. */
+export function usesOf(uses: readonly MetricUse[], exporter: ReturnType<typeof exporterOf>): MetricUse[] {
+  return uses
+    .map((u) => ({ where: u.where, names: new Set([...u.names].filter((n) => exporterOf(n) === exporter)) }))
+    .filter((u) => u.names.size > 0);
+}
+
+/** The series of the rule tests that one exporter writes. */
+export function seriesOf(series: readonly SeriesUse[], exporter: ReturnType<typeof exporterOf>): SeriesUse[] {
+  return series.filter((s) => exporterOf(s.name) === exporter);
+}
 
 export interface MetricUse {
   /** e.g. `dashboard panel "Relist duration"`, `alert NodePulseRelistSlow` */

@@ -6,8 +6,8 @@
 // Failure modes: a tool that exits non-zero throws with its stderr; a render that is not YAML
 // throws from the parser. Every call has a timeout, so a wedged tool fails the test instead of
 // hanging it.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -19,6 +19,7 @@ export const CHART_DIR = join(REPO_ROOT, 'deploy', 'helm', 'nodepulse');
 /** Helm values that turn every optional component and the controller on, as the kustomize `all` overlay does. */
 export const HELM_ALL_COMPONENTS = [
   'monitoring.enabled=true',
+  'grafanaDashboard.enabled=true',
   'flowSchema.enabled=true',
   'admissionPolicy.enabled=true',
   'controller.enabled=true',
@@ -91,6 +92,16 @@ export function renderKustomizeOverlay(resources: readonly string[], components:
 /** A Helm runner with private cache/config/data folders; call close() when done. */
 export interface HelmRunner {
   template(sets: readonly string[], opts?: { release?: string; namespace?: string }): K8sObject[];
+  /** `helm template` that is expected to fail: its stderr, or undefined when it rendered. */
+  templateError(sets: readonly string[]): string | undefined;
+  /**
+   * NOTES.txt as `helm install` would print it. `helm template` never renders NOTES, so a copy
+   * of the chart gets one more template that renders the same text into a ConfigMap; `lookup`
+   * answers nothing there, as in `helm template`.
+   */
+  notes(sets: readonly string[], opts?: { release?: string; namespace?: string }): string;
+  /** `helm lint --strict`, pass or fail: whether it passed, and everything it wrote. */
+  lintOutcome(sets: readonly string[]): { passed: boolean; output: string };
   lint(sets: readonly string[]): string;
   close(): void;
 }
@@ -105,13 +116,33 @@ export function helmRunner(): HelmRunner {
   };
   const setArgs = (sets: readonly string[]): string[] => sets.flatMap((s) => ['--set', s]);
   const helm = k8sTools().helm;
+  const templateArgs = (sets: readonly string[], release = 'nodepulse', namespace = 'nodepulse'): string[] =>
+    ['template', release, CHART_DIR, '--namespace', namespace, '--kube-version', '1.31.0', ...setArgs(sets)];
+  const attempt = (args: readonly string[]): { passed: boolean; output: string } => {
+    const r = spawnSync(helm, args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: TOOL_TIMEOUT_MS, maxBuffer: MAX_OUTPUT_BYTES });
+    return { passed: r.status === 0, output: `${r.stdout}${r.stderr}` };
+  };
   return {
     template(sets, opts = {}) {
-      const release = opts.release ?? 'nodepulse';
-      const namespace = opts.namespace ?? 'nodepulse';
-      return parseManifests(
-        run(helm, ['template', release, CHART_DIR, '--namespace', namespace, '--kube-version', '1.31.0', ...setArgs(sets)], env),
-      );
+      return parseManifests(run(helm, templateArgs(sets, opts.release, opts.namespace), env));
+    },
+    templateError(sets) {
+      const r = attempt(templateArgs(sets));
+      return r.passed ? undefined : r.output;
+    },
+    notes(sets, opts = {}) {
+      const copy = join(home, 'chart-with-notes');
+      rmSync(copy, { recursive: true, force: true });
+      cpSync(CHART_DIR, copy, { recursive: true, dereference: true });
+      cpSync(join(copy, 'templates', 'NOTES.txt'), join(copy, 'files', 'notes.txt'));
+      writeFileSync(join(copy, 'templates', 'zz-notes.yaml'),
+        'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rendered-notes\ndata:\n  notes: {{ tpl (.Files.Get "files/notes.txt") . | toJson }}\n');
+      const args = ['template', opts.release ?? 'nodepulse', copy, '--namespace', opts.namespace ?? 'nodepulse', '--kube-version', '1.31.0', ...setArgs(sets)];
+      const data = only(parseManifests(run(helm, args, env)), 'ConfigMap', 'rendered-notes')['data'] as { notes: string };
+      return data.notes;
+    },
+    lintOutcome(sets) {
+      return attempt(['lint', CHART_DIR, '--strict', ...setArgs(sets)]);
     },
     lint(sets) {
       return run(helm, ['lint', CHART_DIR, '--strict', ...setArgs(sets)], env);

@@ -1,31 +1,38 @@
 // The alert rules: promtool checks them and runs their unit tests (real promtool, from
 // Debian's prometheus package); the PrometheusRule copies agree with the plain file; each
-// alert the issue names exists, uses only metrics the agent exports, and links its runbook.
+// alert the issues name exists, uses only metrics its exporter declares, and links its runbook;
+// and the chart's thresholds follow its values (promtool unit tests of the rendered rules).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { requireExecutables } from '../support/require.ts';
-import { agentExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
-import { alertMetricUses, ruleTestSeries, unknownNames } from './metric-uses.ts';
-import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize } from './render.ts';
+import { agentExposition, controllerExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
+import { alertMetricUses, KUBE_STATE_METRICS_NAMES, ruleTestSeries, seriesOf, unknownNames, usesOf } from './metric-uses.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, REPO_ROOT, renderKustomize, type K8sObject } from './render.ts';
 
 const RULES_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'prometheus-rules.yaml');
 const RULES_TESTS = join(REPO_ROOT, 'deploy', 'prometheus', 'rules.test.yaml');
 const RUNBOOKS = join(REPO_ROOT, 'docs', 'runbooks.md');
 const PROMTOOL_TIMEOUT_MS = 60_000;
 
-const ISSUE_ALERTS = [
+const CHART_RULES_TESTS = join(REPO_ROOT, 'test', 'deploy', 'chart-rules.test.yaml');
+
+const AGENT_ALERTS = [
   'NodePulseRuntimeUnhealthy',
   'NodePulseRuntimeNotReady',
   'NodePulseRelistSlow',
   'NodePulseRelistHung',
   'NodePulseLeaseNotRenewing',
   'NodePulseAgentDown',
+  'NodePulseAgentMissing',
   'NodePulseResponseTooLarge',
 ];
+const CONTROLLER_ALERTS = ['NodePulseControllerNoLeader', 'NodePulseControllerMarkingPaused', 'NodePulseControllerWriteErrors'];
+const ISSUE_ALERTS = [...AGENT_ALERTS, ...CONTROLLER_ALERTS];
 
 interface Rule {
   alert?: string;
@@ -49,7 +56,7 @@ function promtool(path: string, args: readonly string[]): string {
 test('promtool check rules passes on the plain rule file', (t) => {
   const tools = requireExecutables(t, ['promtool']);
   if (tools === undefined) return;
-  assert.match(promtool(tools['promtool'] as string, ['check', 'rules', RULES_FILE]), /SUCCESS: 7 rules found/);
+  assert.match(promtool(tools['promtool'] as string, ['check', 'rules', RULES_FILE]), new RegExp(`SUCCESS: ${ISSUE_ALERTS.length} rules found`));
 });
 
 test('promtool test rules passes: each alert fires on its series and stays silent on a healthy node', (t) => {
@@ -68,8 +75,9 @@ test('the rule unit tests cover every alert, firing and silent', () => {
   }
 });
 
-test('the rule file holds exactly the alerts the issue names', () => {
-  assert.deepEqual(alerts.map((a) => a.alert).sort(), [...ISSUE_ALERTS].sort());
+test('the rule file holds exactly the alerts the issues name: the agent\'s in group nodepulse, the controller\'s in nodepulse-controller', () => {
+  const byGroup = Object.fromEntries(plain.groups.map((g) => [g.name, g.rules.map((r) => r.alert).sort()]));
+  assert.deepEqual(byGroup, { nodepulse: [...AGENT_ALERTS].sort(), 'nodepulse-controller': [...CONTROLLER_ALERTS].sort() });
 });
 
 test('every alert has a severity, a summary, and a runbook_url that points at its own section of docs/runbooks.md', () => {
@@ -84,29 +92,91 @@ test('every alert has a severity, a summary, and a runbook_url that points at it
   }
 });
 
-test('every alert and every rule test series uses only metric names the agent\'s metrics module declares, and alerts key on job="nodepulse"', async () => {
-  const known = queryableNames(declaredSeriesNamesOf(await agentExposition()));
-  assert.deepEqual(unknownNames(alertMetricUses(), known), []);
+test('every alert and every rule test series uses only metric names its exporter declares, and alerts key on their job', async () => {
+  const agent = queryableNames(declaredSeriesNamesOf(await agentExposition()));
+  const controller = declaredSeriesNamesOf(await controllerExposition());
+  const uses = alertMetricUses();
+  assert.deepEqual(unknownNames(usesOf(uses, 'agent'), agent), []);
+  assert.deepEqual(unknownNames(usesOf(uses, 'controller'), controller), []);
+  assert.deepEqual(unknownNames(usesOf(uses, 'kube-state-metrics'), new Set(KUBE_STATE_METRICS_NAMES)), []);
+  assert.ok(usesOf(uses, 'controller').length === CONTROLLER_ALERTS.length && usesOf(uses, 'kube-state-metrics').length === 1,
+    'precondition: the controller\'s alerts and NodePulseAgentMissing are read');
   const series = ruleTestSeries();
   assert.ok(series.length >= 20, `precondition: the rule tests' input series are read, found ${series.length}`);
-  assert.deepEqual(unknownNames(series.map((s) => ({ where: s.where, names: new Set([s.name]) })), known), []);
-  for (const a of alerts) assert.match(a.expr, /job="nodepulse"/, `${a.alert} must select job="nodepulse"`);
+  const named = (s: typeof series): Array<{ where: string; names: Set<string> }> => s.map((x) => ({ where: x.where, names: new Set([x.name]) }));
+  assert.deepEqual(unknownNames(named(seriesOf(series, 'agent')), agent), []);
+  assert.deepEqual(unknownNames(named(seriesOf(series, 'controller')), controller), []);
+  for (const a of alerts) {
+    const job = CONTROLLER_ALERTS.includes(a.alert) ? 'nodepulse-controller' : 'nodepulse';
+    assert.match(a.expr, new RegExp(`job="${job}"`), `${a.alert} must select job="${job}"`);
+  }
 });
 
-test('the kustomize and helm PrometheusRules carry exactly the plain file\'s groups', () => {
+/** The rule groups of every PrometheusRule in a render, in render order. */
+function ruleGroupsOf(objects: readonly K8sObject[]): RuleGroups['groups'] {
+  return objects.filter((o) => o.kind === 'PrometheusRule').flatMap((o) => (o['spec'] as RuleGroups).groups);
+}
+
+test('the kustomize and helm PrometheusRules carry exactly the plain file\'s groups, one PrometheusRule per group', () => {
   const helm = helmRunner();
   after(() => helm.close());
-  const fromKustomize = only(renderKustomize('deploy/overlays/all'), 'PrometheusRule')['spec'];
-  const fromHelm = only(helm.template(HELM_ALL_COMPONENTS), 'PrometheusRule')['spec'];
-  assert.deepEqual(fromKustomize, { groups: plain.groups },
-    'deploy/components/monitoring/prometheus-rule.yaml must carry the groups of deploy/prometheus/prometheus-rules.yaml verbatim');
-  assert.deepEqual(fromHelm, { groups: plain.groups });
+  const kustomize = renderKustomize('deploy/overlays/all');
+  const rendered = helm.template(HELM_ALL_COMPONENTS);
+  const byName = (groups: RuleGroups['groups']): Record<string, unknown> => Object.fromEntries(groups.map((g) => [g.name, g]));
+  assert.deepEqual(byName(ruleGroupsOf(kustomize)), byName(plain.groups),
+    'deploy/components/monitoring and controller-monitoring must carry the groups of deploy/prometheus/prometheus-rules.yaml verbatim');
+  assert.deepEqual(byName(ruleGroupsOf(rendered)), byName(plain.groups), 'helm with the default values renders the plain file\'s numbers');
+  for (const objects of [kustomize, rendered]) {
+    assert.deepEqual(objects.filter((o) => o.kind === 'PrometheusRule').map((o) => (o['spec'] as RuleGroups).groups.length), [1, 1]);
+  }
+  assert.deepEqual(ruleGroupsOf(helm.template(['monitoring.enabled=true'])).map((g) => g.name), ['nodepulse'], 'the controller\'s alerts only with the controller');
 });
 
 test('helm rewrites every runbook_url to the configured base', () => {
   const helm = helmRunner();
   after(() => helm.close());
-  const spec = only(helm.template([...HELM_ALL_COMPONENTS, 'monitoring.prometheusRule.runbookURL=https://wiki.example.org/nodepulse']), 'PrometheusRule')['spec'] as RuleGroups;
-  const urls = spec.groups.flatMap((g) => g.rules).map((r) => r.annotations?.['runbook_url']);
-  assert.deepEqual(urls, alerts.map((a) => `https://wiki.example.org/nodepulse#${a.alert.toLowerCase()}`));
+  const groups = ruleGroupsOf(helm.template([...HELM_ALL_COMPONENTS, 'monitoring.prometheusRule.runbookURL=https://wiki.example.org/nodepulse']));
+  const urls = groups.flatMap((g) => g.rules).map((r) => r.annotations?.['runbook_url']).sort();
+  assert.deepEqual(urls, alerts.map((a) => `https://wiki.example.org/nodepulse#${a.alert.toLowerCase()}`).sort());
+});
+
+/** The alert expressions of a chart render, by alert name. */
+function chartExprs(sets: readonly string[]): Record<string, string> {
+  const helm = helmRunner();
+  try {
+    return Object.fromEntries(ruleGroupsOf(helm.template([...HELM_ALL_COMPONENTS, ...sets])).flatMap((g) => g.rules).map((r) => [r.alert ?? '', r.expr]));
+  } finally {
+    helm.close();
+  }
+}
+
+test('the chart\'s thresholds follow the values they depend on: the relist deadline and the readers\' grace', () => {
+  const defaults = chartExprs([]);
+  const changed = chartExprs(['agent.relistDeadline=20s', 'controller.grace=30s']);
+  assert.match(defaults['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 30 /);
+  assert.match(changed['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 10 /);
+  assert.match(changed['NodePulseRelistSlow'] ?? '', /\) > 3\.333 /);
+  assert.match(changed['NodePulseLeaseNotRenewing'] ?? '', /_seconds\{job="nodepulse"\} > 30 /);
+  const untouched = Object.keys(defaults).filter((a) => !['NodePulseRelistHung', 'NodePulseRelistSlow', 'NodePulseLeaseNotRenewing'].includes(a));
+  assert.deepEqual(untouched.filter((a) => defaults[a] !== changed[a]), [], 'no other expression moves');
+  assert.match(chartExprs(['agent.relistDeadline=2m'])['NodePulseRelistHung'] ?? '', / > 60 /);
+});
+
+test('promtool test rules passes on the chart\'s rules rendered with non-default values (a 20s relist deadline, a 30s grace)', (t) => {
+  const tools = requireExecutables(t, ['promtool']);
+  if (tools === undefined) return;
+  const helm = helmRunner();
+  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-chart-rules-'));
+  t.after(() => {
+    helm.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const groups = ruleGroupsOf(helm.template([...HELM_ALL_COMPONENTS, 'agent.relistDeadline=20s', 'controller.grace=30s']));
+  writeFileSync(join(dir, 'chart-rules.yaml'), stringify({ groups }));
+  copyFileSync(CHART_RULES_TESTS, join(dir, 'chart-rules.test.yaml'));
+  assert.match(promtool(tools['promtool'] as string, ['test', 'rules', join(dir, 'chart-rules.test.yaml')]), /SUCCESS/);
+  // The same tests against the defaults' numbers fail: they test the derived thresholds.
+  copyFileSync(RULES_FILE, join(dir, 'chart-rules.yaml'));
+  assert.throws(() => promtool(tools['promtool'] as string, ['test', 'rules', join(dir, 'chart-rules.test.yaml')]), /FAILED/,
+    'precondition: the plain file, written for the defaults, fails these cases');
 });

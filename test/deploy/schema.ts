@@ -21,6 +21,7 @@ import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
 import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/RoleBinding';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
+import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
@@ -39,6 +40,7 @@ function factory<T extends Validatable>(Model: new (data: never) => T): ModelFac
 
 const MODELS: Readonly<Record<string, ModelFactory>> = {
   'v1/Namespace': factory(Namespace),
+  'v1/ConfigMap': factory(ConfigMap),
   'v1/ServiceAccount': factory(ServiceAccount),
   'v1/Service': factory(Service),
   'apps/v1/DaemonSet': factory(DaemonSet),

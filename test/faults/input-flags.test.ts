@@ -114,6 +114,8 @@ const COMMANDS: ReadonlyArray<{ name: string; run: Run; rows: readonly Row[] }> 
       },
       { argv: ['--leader-elect-renew-deadline', '15s'], lines: ['leaderElectRenewDeadline: 15s must be shorter than leaderElectLeaseDuration (15s)'] },
       { argv: ['--leader-elect-retry-period', '9s'], lines: ['leaderElectRetryPeriod: 9s must be shorter than leaderElectRenewDeadline (10s) with 20% jitter added'] },
+      { argv: ['--agent-daemonset', 'nodepulse'], lines: ['agentDaemonset: nodepulse must be NAMESPACE/NAME, such as nodepulse/nodepulse, or "" for none (from --agent-daemonset)'] },
+      { argv: ['--agent-daemonset', 'a/b/c'], lines: ['agentDaemonset: a/b/c must be NAMESPACE/NAME, such as nodepulse/nodepulse, or "" for none (from --agent-daemonset)'] },
       { argv: ['--taint=on'], lines: ['taint: on must be true or false (from --taint)'] },
       { argv: ['--max-writes-per-second', '0'], lines: ['maxWritesPerSecond: 0 must be a number more than 0 (from --max-writes-per-second)'] },
       { argv: ['--max-writes-per-second', 'lots'], lines: ['maxWritesPerSecond: lots must be a number more than 0 (from --max-writes-per-second)'] },

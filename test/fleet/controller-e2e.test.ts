@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { electionHolder, nodeCondition, startControllerProcess, waitFor, type ControllerProcess, type ControllerTimings } from './controller-harness.ts';
-import { agentLease, realisticNode } from './fleet-fixtures.ts';
+import { electionHolder, nodeCondition, SimAgent, startControllerProcess, waitFor, type ControllerProcess, type ControllerTimings } from './controller-harness.ts';
+import { realisticNode } from './fleet-fixtures.ts';
 
 const real = new SystemClock();
 
@@ -34,35 +34,6 @@ function condition(server: ApiServerHandle, node: string): { status: string; rea
 
 function holder(server: ApiServerHandle): string | undefined {
   return electionHolder(server, ELECTION_NS);
-}
-
-/** A simulated agent: renews its node's lease every 300 ms while running. */
-class SimAgent {
-  readonly node: string;
-  readonly #server: ApiServerHandle;
-  #running = false;
-  #loop: Promise<void> | undefined;
-
-  constructor(server: ApiServerHandle, node: string) {
-    this.#server = server;
-    this.node = node;
-  }
-
-  start(): void {
-    this.#running = true;
-    this.#loop = (async () => {
-      while (this.#running) {
-        this.#server.store.put(agentLease(this.node, real.wallMicros()) as Json as Parameters<ApiServerHandle['store']['put']>[0]);
-        await real.sleep(300);
-      }
-    })();
-  }
-
-  /** As SIGKILL: the lease simply stops moving. */
-  async kill(): Promise<void> {
-    this.#running = false;
-    await this.#loop;
-  }
 }
 
 function startController(t: TestContext, kubeconfig: string, identity: string): Promise<ControllerProcess> {

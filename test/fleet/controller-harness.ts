@@ -30,6 +30,7 @@ import assert from 'node:assert/strict';
 import type { ApiServerHandle } from '../../src/apiserver/api-server.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { NODE_24, PROBE_TIMEOUT_MS, REPO_ROOT, STOP_TIMEOUT_MS } from '../support/agent-process.ts';
+import { agentLease } from './fleet-fixtures.ts';
 
 const real = new SystemClock();
 
@@ -256,6 +257,36 @@ class SpawnedController implements ControllerProcess {
 }
 
 // ─── The stand-in's view ────────────────────────────────────────────────────────────────────
+
+/** A simulated agent: renews its node's lease every 300 ms while running. */
+export class SimAgent {
+  readonly node: string;
+  readonly #server: ApiServerHandle;
+  #running = false;
+  #loop: Promise<void> | undefined;
+
+  constructor(server: ApiServerHandle, node: string) {
+    this.#server = server;
+    this.node = node;
+  }
+
+  start(): void {
+    this.#running = true;
+    this.#loop = (async () => {
+      while (this.#running) {
+        this.#server.store.put(agentLease(this.node, real.wallMicros()) as Parameters<ApiServerHandle['store']['put']>[0]);
+        await real.sleep(300);
+      }
+    })();
+  }
+
+  /** As SIGKILL: the lease simply stops moving. */
+  async kill(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+  }
+}
+
 
 export interface ConditionView {
   readonly status: string;

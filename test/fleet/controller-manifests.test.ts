@@ -44,6 +44,8 @@ test('controller manifests: render, validate, and grant exactly what the control
   assert.equal(deployment.spec.template.spec.serviceAccountName, 'nodepulse-controller');
   assert.deepEqual(deployment.spec.template.spec.containers[0]?.command, ['node', 'dist/src/cli/main.js', 'controller']);
   assert.deepEqual(grants(only(objects, 'Role', 'nodepulse-controller')), [
+    'apps/daemonsets[nodepulse]:list',
+    'apps/daemonsets[nodepulse]:watch',
     'coordination.k8s.io/leases:create',
     'coordination.k8s.io/leases:list',
     'coordination.k8s.io/leases:watch',

@@ -20,14 +20,20 @@
 {{- default .Release.Namespace .Values.leaseNamespace }}
 {{- end }}
 
+{{- /*
+Selectors carry the name and the component only, never the release: the same selectors as the
+kustomize tree renders (test/deploy diffs the two), because a DaemonSet's or a Deployment's
+selector cannot change in place, and moving between the two install paths must not need it to.
+So one release of this chart per namespace.
+*/}}
 {{- define "nodepulse.selectorLabels" -}}
 app.kubernetes.io/name: {{ include "nodepulse.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: agent
 {{- end }}
 
 {{- define "nodepulse.labels" -}}
 {{ include "nodepulse.selectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/part-of: nodepulse
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
@@ -69,12 +75,12 @@ mounted, or "" when there is none. */}}
 
 {{- define "nodepulse.controllerSelectorLabels" -}}
 app.kubernetes.io/name: {{ include "nodepulse.name" . }}
-app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/component: controller
 {{- end }}
 
 {{- define "nodepulse.controllerLabels" -}}
 {{ include "nodepulse.controllerSelectorLabels" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
 app.kubernetes.io/part-of: nodepulse
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/managed-by: {{ .Release.Service }}
