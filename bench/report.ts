@@ -2,7 +2,8 @@
 //
 // The targets quoted are issue 7's: at 330 containers, nodepulse's client CPU per relist tick at
 // most 0.5× the floor's; at 10,000, at most 0.5× and p50 wall at most 1.2×; steady state at most
-// 1 % of one core and 100 MiB RSS; one request per lease renewal. Beyond them, kubelet's own
+// 1 % of one core and 110 MiB RSS (issue 13 moved it from 100 MiB: the agent runs on the stack
+// its users chose, @grpc/grpc-js among it); one request per lease renewal. Beyond them, kubelet's own
 // stack (Go gRPC) was measured at about 0.15× the floor's CPU (../shared/FACTS.md: 1.4 ms against
 // about 10 ms); the report says how far from that nodepulse is.
 import type { Latencies, LeaseCost, SteadyState } from './agent-bench.ts';
@@ -14,7 +15,7 @@ export const TARGETS = {
   cpuRatio10k: 0.5,
   p50Ratio10k: 1.2,
   steadyCpuPercent: 1,
-  steadyRssMiB: 100,
+  steadyRssMiB: 110,
   requestsPerRenewal: 1,
   kubeletCpuRatio: 0.15,
 } as const;

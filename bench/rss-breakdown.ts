@@ -8,9 +8,8 @@
 // | node:http, two ways         | as an ES import (which loads Node's bundled undici), and as the  |
 // |                             | agent takes it, process.getBuiltinModule (src/node-http.ts)     |
 // | each dependency             | that package, the way the agent imports it (the kube/ config    |
-// |                             | module takes @kubernetes/client-node's config_types.js only);   |
-// |                             | @grpc/grpc-js, which only the floor and the simulated runtime   |
-// |                             | load, for comparison                                            |
+// |                             | module takes @kubernetes/client-node's config_types.js only;    |
+// |                             | @grpc/grpc-js is the CRI client's transport)                    |
 // | proto-loader + the CRI proto| proto-loader, with proto/runtime/v1/api.proto loaded (what a    |
 // |                             | PodSandboxStatus or ContainerStatus call pays, once; the agent  |
 // |                             | makes neither)                                                  |
@@ -33,7 +32,7 @@ const LINES: ReadonlyArray<{ what: string; code: string }> = [
   { what: 'bare node', code: '' },
   { what: 'node:http as an ES import', code: "await import('node:http');" },
   { what: "node:http by process.getBuiltinModule (the agent's way)", code: "process.getBuiltinModule('node:http');" },
-  { what: "@grpc/grpc-js (the floor's client; the agent does not load it)", code: "await import('@grpc/grpc-js');" },
+  { what: "@grpc/grpc-js (the CRI client's transport)", code: "await import('@grpc/grpc-js');" },
   { what: '@grpc/proto-loader', code: "await import('@grpc/proto-loader');" },
   {
     what: '@grpc/proto-loader + the CRI proto loaded',

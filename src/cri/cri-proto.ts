@@ -1,9 +1,10 @@
 // The full CRI proto (proto/runtime/v1/api.proto), loaded with @grpc/proto-loader.
 //
-// Used for the calls whose answers are small and rare (Version, Status, PodSandboxStatus,
-// ContainerStatus), by the simulated runtime to encode its answers, and by the tests as the
-// reference decoder the lean relist reader is checked against. The relist path itself does not
-// use it (see lean-decode.ts).
+// proto/ is the one source of the CRI messages. This module loads it wherever full messages are
+// needed: the rare calls the agent never makes (PodSandboxStatus, ContainerStatus, whose
+// serializers the runtime client hands to grpc-js), the simulated runtime to encode its answers,
+// and the tests as the reference decoder the lean reader is checked against. The agent's
+// relists, Version and Status do not use it (see lean-decode.ts).
 //
 // Assumptions:
 //   - proto/ sits at the package root, beside src/ in a checkout and beside dist/ in an

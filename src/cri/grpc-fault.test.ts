@@ -27,7 +27,7 @@ describe('gRPC status to CriError', () => {
 
   test('keeps the runtime message in the message and verbatim in detail, and the cause', () => {
     const cause = new Error('14 UNAVAILABLE: connect ENOENT /run/x.sock');
-    const err = criErrorFromStatus('ListContainers', GRPC_STATUS.UNAVAILABLE, 'connect ENOENT /run/x.sock', cause);
+    const err = criErrorFromStatus('ListContainers', GRPC_STATUS.UNAVAILABLE, 'connect ENOENT /run/x.sock', { cause });
     assert.ok(err instanceof CriError);
     assert.equal(err.code, 'unavailable');
     assert.equal(err.grpcCode, 14);
@@ -61,5 +61,24 @@ describe('gRPC status to CriError', () => {
 
     const already = new CriError('deadline_exceeded', 'x');
     assert.equal(criErrorFromGrpc('Status', already), already, 'a CriError passes through');
+  });
+
+  test('a fault of the connection or the deadline names the socket, once; the runtime\'s other faults do not', () => {
+    const socketPath = '/run/containerd/containerd.sock';
+    const rows: Array<[number, string, string]> = [
+      [GRPC_STATUS.UNAVAILABLE, 'Connection dropped', 'RuntimeService/Version: rpc error: code = Unavailable desc = Connection dropped (socket /run/containerd/containerd.sock)'],
+      [GRPC_STATUS.DEADLINE_EXCEEDED, 'deadline of 2000ms exceeded', 'RuntimeService/Version: rpc error: code = DeadlineExceeded desc = deadline of 2000ms exceeded (socket /run/containerd/containerd.sock)'],
+      [GRPC_STATUS.UNAVAILABLE, `connect ENOENT ${socketPath}`, `RuntimeService/Version: rpc error: code = Unavailable desc = connect ENOENT ${socketPath}`],
+      [GRPC_STATUS.INTERNAL, 'disk on fire', 'RuntimeService/Version: rpc error: code = Internal desc = disk on fire'],
+      [GRPC_STATUS.RESOURCE_EXHAUSTED, 'too big', 'RuntimeService/Version: rpc error: code = ResourceExhausted desc = too big'],
+    ];
+    for (const [grpcCode, details, message] of rows) {
+      const err = criErrorFromStatus('Version', grpcCode, details, { socketPath });
+      assert.equal(err.message, message);
+      assert.equal(err.detail, details, 'detail stays the words as received');
+    }
+    const serviceError = Object.assign(new Error('14 UNAVAILABLE: Connection dropped'), { code: 14, details: 'Connection dropped' });
+    assert.match(criErrorFromGrpc('Status', serviceError, socketPath).message, / \(socket \/run\/containerd\/containerd\.sock\)$/);
+    assert.doesNotMatch(criErrorFromStatus('Version', GRPC_STATUS.UNAVAILABLE, 'Connection dropped').message, /socket/, 'no socket given, none named');
   });
 });

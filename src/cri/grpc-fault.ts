@@ -14,6 +14,11 @@
 // that speaks only v1alpha2, or a socket that is not a CRI runtime at all).
 //
 // The runtime's own words are kept unedited in `detail`, and the original error under `cause`.
+//
+// A fault of the connection (`unavailable`) or of the deadline (`deadline_exceeded`) names the
+// runtime's socket when the caller gives it: the message ends with `(socket /path)`, unless the
+// details already name it (grpc-js's connect errors do: `connect ENOENT /path`). Which runtime
+// did not answer is the first thing a reader of the log or /status needs on a node with several.
 import { CriError, type CriFaultCode } from './cri-error.ts';
 
 /** gRPC status numbers (grpc/doc/statuscodes.md). */
@@ -79,24 +84,33 @@ export function grpcCodeName(grpcCode: number): string {
   return GO_CODE_NAMES[grpcCode] ?? `Code(${grpcCode})`;
 }
 
+export interface FaultContext {
+  /** The error that carried the status. */
+  readonly cause?: unknown;
+  /** The runtime's socket, named in a fault of the connection or the deadline. */
+  readonly socketPath?: string | undefined;
+}
+
 /**
  * The CriError for a failed call. `method` is the RPC's name (e.g. ListContainers); `details`
  * is the status text from the runtime (or from gRPC itself, for transport faults).
  */
-export function criErrorFromStatus(method: string, grpcCode: number, details: string, cause?: unknown): CriError {
+export function criErrorFromStatus(method: string, grpcCode: number, details: string, context: FaultContext = {}): CriError {
+  const { cause, socketPath } = context;
   const code = faultCodeFor(grpcCode);
   const call = `RuntimeService/${method}`;
+  const names = socketPath !== undefined && (code === 'unavailable' || code === 'deadline_exceeded') && !details.includes(socketPath);
   const message =
     code === 'unimplemented'
       ? `runtime does not implement CRI runtime.v1 (${call}): ${details}`
-      : `${call}: rpc error: code = ${grpcCodeName(grpcCode)} desc = ${details}`;
+      : `${call}: rpc error: code = ${grpcCodeName(grpcCode)} desc = ${details}${names ? ` (socket ${socketPath})` : ''}`;
   return new CriError(code, message, cause === undefined ? { detail: details, grpcCode } : { detail: details, grpcCode, cause });
 }
 
-/** A thrown value with a gRPC `code` and `details` (h2-unary.ts's GrpcStatusError, a grpc-js ServiceError) or anything else, as a CriError. */
-export function criErrorFromGrpc(method: string, err: unknown): CriError {
+/** A thrown value with a gRPC `code` and `details` (a grpc-js ServiceError) or anything else, as a CriError. */
+export function criErrorFromGrpc(method: string, err: unknown, socketPath?: string): CriError {
   if (err instanceof CriError) return err;
-  if (isServiceError(err)) return criErrorFromStatus(method, err.code, err.details, err);
+  if (isServiceError(err)) return criErrorFromStatus(method, err.code, err.details, { cause: err, socketPath });
   const text = err instanceof Error ? err.message : String(err);
   return new CriError('other', `RuntimeService/${method}: ${text}`, { detail: text, cause: err });
 }

@@ -1,62 +1,52 @@
-// The agent's read-only CRI client: gRPC runtime.v1 over node:http2 on a unix socket.
+// The agent's read-only CRI client: gRPC runtime.v1 over @grpc/grpc-js on a unix socket.
 //
 // What it is: the RuntimeClient of types.ts. It has the six read-only calls of proto/ plus
 // relist() (ListPodSandbox ∥ ListContainers under one deadline) and close(), and nothing else:
 // no code path through it can create, stop or remove anything on the runtime.
 //
 // How it behaves:
-//   - One HTTP/2 connection for the client's life, through the unary transport of h2-unary.ts
-//     (the gRPC protocol rules, status mapping and failure modes are its header). It is opened
-//     by the first call and replaced when it closes, fails or gets GOAWAY: the next call opens
-//     a new one (never within RECONNECT_GAP_MS of the last attempt; a call in that gap fails at
-//     once with `unavailable`), so once the runtime is back the next relist reaches it, within
-//     about a second at the agent's relist period. A dead runtime never leaves a call hanging:
-//     its socket's close ends every call on it, and the deadline ends the rest.
-//   - A max receive size (default 16 MiB, as upstream). A larger answer is `resource_exhausted`
-//     (cancelled as soon as its length prefix arrives), its own fault, not a dead runtime.
+//   - One grpc-js channel for the client's life (runtime-channel.ts has its options and why).
+//     grpc-js connects it on the first call and reconnects it when the runtime goes away, with
+//     a backoff capped at the agent's relist period: once the runtime is back, the next relist
+//     reaches it within about a second. A call made while the channel is failing ends at once
+//     with `unavailable` and grpc-js's words for the last connect error.
+//   - Calls go through the channel's Client.makeUnaryRequest with the lean encoders and decoders
+//     of lean-decode.ts as its `serialize` and `deserialize`: the relist path never builds the
+//     full messages. PodSandboxStatus and ContainerStatus are rare and the agent never calls
+//     them, so they take the full proto's serializers (cri-proto.ts, proto-loader on proto/),
+//     loaded on first use, over the same channel.
+//   - A max receive size (default 16 MiB, as upstream). A larger answer is `resource_exhausted`,
+//     its own fault, not a dead runtime.
 //   - Every call has a deadline (CallOptions.deadlineMs), timed on the injected Clock's monotonic
-//     timers: when it passes, the call is cancelled and rejects with `deadline_exceeded`. A
-//     stepped wall clock cannot shorten or stretch it. (So no grpc-timeout header is sent: gRPC
-//     deadlines are wall-clock instants. Give the client the system clock outside tests; on a
-//     ManualClock a deadline passes only when the test advances it.) The first PodSandboxStatus /
-//     ContainerStatus call also loads the full proto before its deadline starts (tens of ms, once).
-//   - The HTTP/2 flow-control window is twice the receive limit, so a large listing streams
-//     without waiting on a WINDOW_UPDATE round trip every 64 KiB (the default window).
+//     timers: when it passes, the call is cancelled and rejects with `deadline_exceeded`. grpc-js's
+//     own `deadline` is a wall-clock instant (a Date, sent as grpc-timeout), which a stepped wall
+//     clock would shorten or stretch, so it is never set. Give the client the system clock
+//     outside tests; on a ManualClock a deadline passes only when the test advances it. The first
+//     PodSandboxStatus / ContainerStatus call also loads the full proto before its deadline starts
+//     (tens of ms, once).
 //   - relist() issues both listings at once, under ONE deadline: a hung runtime costs one
 //     deadline, not two (kubelet's serial calls cost two, more than its relist threshold). When
 //     one call fails, the other is cancelled and relist() rejects with the first fault.
 //   - An aborted `signal` cancels the call(s) and rejects with the signal's reason, untouched:
 //     the caller stopped; the runtime did not fail.
-//   - Cancelling a call (deadline, signal, its sibling failing, close()) resets its stream
-//     (RST_STREAM CANCEL), so the runtime sees it cancelled.
-//   - close() closes the connection and destroys its socket; calls in flight, and any call after,
-//     reject with `unavailable` ("client closed"). A closed (or idle) client does not keep the
-//     process alive.
+//   - Cancelling a call (deadline, signal, its sibling failing, close()) cancels it in grpc-js,
+//     which resets its stream (RST_STREAM CANCEL), so the runtime sees it cancelled.
+//   - close() cancels the calls in flight and closes the channel; they, and any call after,
+//     reject with `unavailable` ("client closed"). An idle or closed client does not keep the
+//     process alive (grpc-js holds its connection unref'd while no call runs).
 //   - Faults are CriErrors typed by gRPC status (grpc-fault.ts); the runtime's own message is in
-//     the message and in `detail`, and the transport's GrpcStatusError under `cause`.
+//     the message and in `detail`, and grpc-js's error under `cause`. A fault of the connection
+//     or the deadline names the socket. An answer the lean decoder refuses is `other`, "answer
+//     could not be decoded", with the decoder's error as its cause.
 //
-// The relist path is lean: ListPodSandbox and ListContainers go out as constant frames (an empty
-// request: no filter) and each answer comes back as one buffer of exactly its size, which
-// lean-decode.ts reads for the few fields the agent keeps. `bytes` in their results is the size
-// of the received protobuf messages. Version and Status are lean too (the agent polls Status
-// every 5 s, and the full proto would cost every agent about 17 MiB of RSS for it).
-// PodSandboxStatus and ContainerStatus are rare and the agent never calls them, so they encode
-// and decode with the full proto (cri-proto.ts), loaded on first use, over the same transport.
-//
-// Measured here (2 cores, noisy; 210 sandboxes + 420 containers = 495 KB per relist, the
-// simulated runtime in its own process): a proto-loader client (the floor) used 7.2-9.3 ms of
-// client CPU per relist, this client over @grpc/grpc-js 2.2-3.0 ms; at 1,000 sandboxes + 10,000
-// containers (9.6 MB), 113-126 ms against 24-31 ms. Decoding alone is 0.37 ms against 3.6 ms for
-// the full decode. Over grpc-js most of what was left was its per-call machinery and the garbage
-// of its receive buffers, hence the transport of its own (docs/bench.md has the numbers).
+// `bytes` in the listings' results is the size of the received protobuf messages.
+import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import { SystemClock, type Clock } from '../clock/clock.ts';
-import { VERSION } from '../version.ts';
 import { CriError } from './cri-error.ts';
 import { loadCriService } from './cri-proto.ts';
 import { parseCriEndpoint } from './endpoint.ts';
 import { criErrorFromGrpc, criErrorFromStatus, GRPC_STATUS } from './grpc-fault.ts';
-import { DEFAULT_WINDOW_BYTES, encodeFrame, MAX_WINDOW_BYTES, UnaryTransport, type UnaryCall } from './h2-unary.ts';
 import {
   decodeListContainersResponse,
   decodeListPodSandboxResponse,
@@ -64,6 +54,7 @@ import {
   decodeVersionResponse,
   encodeVersionRequest,
 } from './lean-decode.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT, runtimeChannelOptions } from './runtime-channel.ts';
 import type {
   CallOptions,
   Container,
@@ -76,13 +67,7 @@ import type {
   SandboxState,
 } from './types.ts';
 
-/** Upstream's default max receive size (kubelet's maxMsgSize): 16 MiB. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-
-/** The largest receive size gRPC accepts (a signed 32-bit length). */
-export const MAX_MESSAGE_BYTES_LIMIT = 2 ** 31 - 1;
-
-export { RECONNECT_GAP_MS } from './h2-unary.ts';
+export { DEFAULT_MAX_MESSAGE_BYTES, MAX_MESSAGE_BYTES_LIMIT } from './runtime-channel.ts';
 
 /** The CRI API version the client announces in Version (as kubelet does). */
 export const CRI_CLIENT_API_VERSION = '0.1.0';
@@ -107,11 +92,36 @@ export interface RuntimeClientOptions {
   readonly clock?: Clock;
 }
 
+/** One unary RPC as grpc-js takes it: its path, and how its request and answer are (de)serialized. */
+interface UnaryMethod<T> {
+  readonly name: string;
+  readonly path: string;
+  readonly serialize: (request: unknown) => Buffer;
+  readonly deserialize: (answer: Buffer) => T;
+}
+
+type Items<T> = { items: T[]; bytes: number };
+
 const SERVICE_PATH = '/runtime.v1.RuntimeService/';
-/** An empty request message (all defaults: ListPodSandbox and ListContainers without filter, Status not verbose), framed. */
-const EMPTY_REQUEST = encodeFrame(Buffer.alloc(0));
-const VERSION_REQUEST = encodeFrame(encodeVersionRequest(CRI_CLIENT_API_VERSION));
-const USER_AGENT = `nodepulse/${VERSION}`;
+/** An empty request message: ListPodSandbox and ListContainers without filter, Status not verbose. */
+const EMPTY_MESSAGE = Buffer.alloc(0);
+const emptyRequest = (): Buffer => EMPTY_MESSAGE;
+const VERSION_MESSAGE = encodeVersionRequest(CRI_CLIENT_API_VERSION);
+
+function leanMethod<T>(name: string, serialize: () => Buffer, deserialize: (answer: Buffer) => T): UnaryMethod<T> {
+  return { name, path: SERVICE_PATH + name, serialize, deserialize };
+}
+
+const VERSION_METHOD = leanMethod('Version', () => VERSION_MESSAGE, decodeVersionResponse);
+const STATUS_METHOD = leanMethod('Status', emptyRequest, decodeStatusResponse);
+const LIST_POD_SANDBOX_METHOD = leanMethod('ListPodSandbox', emptyRequest, (answer): Items<PodSandbox> => ({
+  items: decodeListPodSandboxResponse(answer),
+  bytes: answer.length,
+}));
+const LIST_CONTAINERS_METHOD = leanMethod('ListContainers', emptyRequest, (answer): Items<Container> => ({
+  items: decodeListContainersResponse(answer),
+  bytes: answer.length,
+}));
 
 /** One call in flight, settled exactly once: by its answer, or by cancel(). */
 interface Started<T> {
@@ -122,51 +132,27 @@ interface Started<T> {
 }
 
 export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClient {
-  const { endpoint, path } = parseCriEndpoint(options.endpoint, 'endpoint');
+  const { endpoint, path: socketPath } = parseCriEndpoint(options.endpoint, 'endpoint');
   const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < 1 || maxMessageBytes > MAX_MESSAGE_BYTES_LIMIT) {
     throw new RangeError(`maxMessageBytes: ${maxMessageBytes} must be a whole number from 1 to ${MAX_MESSAGE_BYTES_LIMIT}`);
   }
   const clock = options.clock ?? new SystemClock();
-  const transport = new UnaryTransport({
-    socketPath: path,
-    maxMessageBytes,
-    receiveWindowBytes: Math.max(DEFAULT_WINDOW_BYTES, Math.min(2 * maxMessageBytes, MAX_WINDOW_BYTES)),
-    userAgent: USER_AGENT,
-    clock,
-  });
+  const channel = new grpc.Client(endpoint, grpc.credentials.createInsecure(), runtimeChannelOptions(maxMessageBytes));
   const inFlight = new Set<Started<unknown>>();
   let closed = false;
 
-  function start<T>(method: string, frame: Buffer, decode: (bytes: Buffer) => T): Started<T> {
+  function start<T>(method: UnaryMethod<T>, request: unknown): Started<T> {
     let done = false;
+    let decodeError: unknown;
     let resolve!: (value: T) => void;
     let reject!: (reason: unknown) => void;
     const promise = new Promise<T>((res, rej) => {
       resolve = res;
       reject = rej;
     });
-    const settle = (): boolean => {
-      if (done) return false;
-      done = true;
-      inFlight.delete(started as Started<unknown>);
-      return true;
-    };
-    const call: UnaryCall = transport.call(SERVICE_PATH + method, frame, (err, bytes) => {
-      if (!settle()) return;
-      if (err !== null || bytes === undefined) {
-        reject(criErrorFromGrpc(method, err ?? new Error('no answer and no error')));
-        return;
-      }
-      try {
-        resolve(decode(bytes));
-      } catch (decodeErr) {
-        const text = decodeErr instanceof Error ? decodeErr.message : String(decodeErr);
-        reject(new CriError('other', `RuntimeService/${method}: answer could not be decoded: ${text}`, { detail: text, cause: decodeErr }));
-      }
-    });
     const started: Started<T> = {
-      method,
+      method: method.name,
       promise,
       settled: () => done,
       cancel(reason: unknown): void {
@@ -175,7 +161,34 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
         call.cancel();
       },
     };
+    const settle = (): boolean => {
+      if (done) return false;
+      done = true;
+      inFlight.delete(started as Started<unknown>);
+      return true;
+    };
+    // grpc-js turns a throwing deserializer into INTERNAL with the error's text only; the
+    // decoder's own error (and its offset) is kept here for the CriError's cause.
+    const deserialize = (answer: Buffer): T => {
+      try {
+        return method.deserialize(answer);
+      } catch (err) {
+        decodeError = err;
+        throw err;
+      }
+    };
     inFlight.add(started as Started<unknown>);
+    const call = channel.makeUnaryRequest<unknown, T>(method.path, method.serialize, deserialize, request, new grpc.Metadata(), {}, (err, answer) => {
+      if (!settle()) return;
+      if (decodeError !== undefined) {
+        const text = decodeError instanceof Error ? decodeError.message : String(decodeError);
+        reject(new CriError('other', `RuntimeService/${method.name}: answer could not be decoded: ${text}`, { detail: text, cause: decodeError }));
+      } else if (err !== null || answer === undefined) {
+        reject(criErrorFromGrpc(method.name, err ?? new Error('no answer and no error'), socketPath));
+      } else {
+        resolve(answer);
+      }
+    });
     return started;
   }
 
@@ -196,7 +209,7 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
     };
     const timer = clock.after(deadlineMs, () => {
       const pending = calls.filter((call) => !call.settled()).map((call) => call.method);
-      cancelAll(criErrorFromStatus(pending.join('+'), GRPC_STATUS.DEADLINE_EXCEEDED, `deadline of ${deadlineMs}ms exceeded`));
+      cancelAll(criErrorFromStatus(pending.join('+'), GRPC_STATUS.DEADLINE_EXCEEDED, `deadline of ${deadlineMs}ms exceeded`, { socketPath }));
     });
     const onAbort = (): void => cancelAll(signal?.reason);
     signal?.addEventListener('abort', onAbort, { once: true });
@@ -208,67 +221,52 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
   }
 
   function closedError(): CriError {
-    return criErrorFromStatus('*', GRPC_STATUS.UNAVAILABLE, 'client closed');
+    return criErrorFromStatus('*', GRPC_STATUS.UNAVAILABLE, 'client closed', { socketPath });
   }
 
-  const startListPodSandbox = (): Started<{ items: PodSandbox[]; bytes: number }> =>
-    start('ListPodSandbox', EMPTY_REQUEST, (bytes) => ({ items: decodeListPodSandboxResponse(bytes), bytes: bytes.length }));
-  const startListContainers = (): Started<{ items: Container[]; bytes: number }> =>
-    start('ListContainers', EMPTY_REQUEST, (bytes) => ({ items: decodeListContainersResponse(bytes), bytes: bytes.length }));
+  async function one<T>(method: UnaryMethod<T>, request: unknown, options: CallOptions): Promise<T> {
+    const [answer] = await together(options, () => [start(method, request)]);
+    return answer as T;
+  }
 
   /** One call with the full proto: loads it (once), then runs the call under the deadline. */
-  async function fullCall(method: string, request: object, options: CallOptions): Promise<Record<string, unknown>> {
+  async function fullCall(name: string, request: object, options: CallOptions): Promise<Record<string, unknown>> {
     let definition: MethodDefinition<object, object>;
     try {
       const service = await loadCriService();
-      const found = service[method];
-      if (found === undefined) throw new Error(`proto/ declares no ${method}`);
+      const found = service[name];
+      if (found === undefined) throw new Error(`proto/ declares no ${name}`);
       definition = found;
     } catch (err) {
-      throw criErrorFromGrpc(method, err);
+      throw criErrorFromGrpc(name, err);
     }
-    let frame: Buffer;
-    try {
-      frame = encodeFrame(definition.requestSerialize(request));
-    } catch (err) {
-      throw criErrorFromGrpc(method, err);
-    }
-    const decode = (bytes: Buffer): Record<string, unknown> => definition.responseDeserialize(bytes) as Record<string, unknown>;
-    const [answer] = await together(options, () => [start(method, frame, decode)]);
-    return answer as Record<string, unknown>;
+    const method: UnaryMethod<Record<string, unknown>> = {
+      name,
+      path: definition.path,
+      serialize: definition.requestSerialize as (request: unknown) => Buffer,
+      deserialize: definition.responseDeserialize as (answer: Buffer) => Record<string, unknown>,
+    };
+    return one(method, request, options);
   }
 
   const client: RuntimeClient = {
     endpoint,
 
-    async version(options) {
-      const [answer] = await together(options, () => [start('Version', VERSION_REQUEST, decodeVersionResponse)]);
-      return answer as RuntimeVersion;
-    },
+    version: (options) => one<RuntimeVersion>(VERSION_METHOD, undefined, options),
 
-    async status(options) {
-      // StatusRequest { verbose: false } is all defaults: an empty message.
-      const [answer] = await together(options, () => [start('Status', EMPTY_REQUEST, decodeStatusResponse)]);
-      return answer as RuntimeStatus;
-    },
+    status: (options) => one<RuntimeStatus>(STATUS_METHOD, undefined, options),
 
     async relist(options) {
-      const [sandboxes, containers] = (await together(options, () => [startListPodSandbox(), startListContainers()])) as [
-        { items: PodSandbox[]; bytes: number },
-        { items: Container[]; bytes: number },
-      ];
+      const [sandboxes, containers] = (await together(options, () => [
+        start(LIST_POD_SANDBOX_METHOD, undefined),
+        start(LIST_CONTAINERS_METHOD, undefined),
+      ])) as [Items<PodSandbox>, Items<Container>];
       return { sandboxes: sandboxes.items, containers: containers.items, bytes: sandboxes.bytes + containers.bytes } satisfies Listing;
     },
 
-    async listPodSandbox(options) {
-      const [answer] = await together(options, () => [startListPodSandbox()]);
-      return answer as { items: PodSandbox[]; bytes: number };
-    },
+    listPodSandbox: (options) => one(LIST_POD_SANDBOX_METHOD, undefined, options),
 
-    async listContainers(options) {
-      const [answer] = await together(options, () => [startListContainers()]);
-      return answer as { items: Container[]; bytes: number };
-    },
+    listContainers: (options) => one(LIST_CONTAINERS_METHOD, undefined, options),
 
     async podSandboxStatus(id, options) {
       const answer = await fullCall('PodSandboxStatus', { podSandboxId: id, verbose: false }, options);
@@ -293,7 +291,7 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
       closed = true;
       const error = closedError();
       for (const call of [...inFlight]) call.cancel(error);
-      transport.close();
+      channel.close();
     },
   };
   return Object.freeze(client);

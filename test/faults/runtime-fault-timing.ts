@@ -7,7 +7,7 @@ export const PERIOD_MS = 1_000;
 export const RENEW_INTERVAL_MS = 1_000;
 /** DESIGN.md: a withheld lease is looked at again every second. */
 export const RECHECK_MS = 1_000;
-/** Reconnecting: the runtime client opens a new connection on its next call (src/cri/h2-unary.ts), so at most a relist period. */
+/** Reconnecting: the runtime client's channel backs off at most a relist period between attempts (src/cri/runtime-channel.ts). */
 export const RECONNECT_MS = 1_000;
 /**
  * A real process on a loaded 2-core machine: one relist's own time, one loopback PATCH, and
