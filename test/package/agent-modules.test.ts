@@ -19,6 +19,7 @@ import { AGENT_MAIN, pollUntil, REPO_ROOT, startAgentProcess, startStandIn } fro
 /** Packages every run of the agent loads. Add a package here when the agent comes to run on it. */
 const AGENT_LOADS = [
   '@grpc/grpc-js',
+  'zod',
 ] as const;
 /** Packages the agent must not load while it relists and renews. */
 const AGENT_DOES_NOT_LOAD = ['@grpc/proto-loader'] as const;
