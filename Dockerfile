@@ -35,10 +35,14 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 FROM ${NODE_IMAGE} AS final
 ARG NODE_IMAGE
 ARG VERSION=0.1.0
+# The commit the image was built from (scripts/build-image.ts passes `git rev-parse HEAD`).
+ARG REVISION=unknown
 LABEL org.opencontainers.image.title="nodepulse" \
       org.opencontainers.image.description="Per-node Kubernetes agent whose Lease moves only while the container runtime answers relists" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/nodepulse/nodepulse" \
+      org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="${NODE_IMAGE}"
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
            /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \

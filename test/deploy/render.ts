@@ -66,10 +66,10 @@ export function renderKustomize(dir: string): K8sObject[] {
 /**
  * `kubectl kustomize` of an overlay made on the fly, as a user would write one: the given
  * resources and components (repo-relative folders, e.g. `deploy/base`,
- * `deploy/components/controller`), in that order. The overlay lives in a temporary folder,
- * removed before this returns.
+ * `deploy/components/controller`), in that order, then the overlay's own `patches` entries.
+ * The overlay lives in a temporary folder, removed before this returns.
  */
-export function renderKustomizeOverlay(resources: readonly string[], components: readonly string[]): K8sObject[] {
+export function renderKustomizeOverlay(resources: readonly string[], components: readonly string[], patches: readonly unknown[] = []): K8sObject[] {
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-overlay-'));
   try {
     const rel = (p: string): string => relative(dir, join(REPO_ROOT, p));
@@ -78,6 +78,7 @@ export function renderKustomizeOverlay(resources: readonly string[], components:
       kind: 'Kustomization',
       resources: resources.map(rel),
       components: components.map(rel),
+      ...(patches.length > 0 ? { patches } : {}),
     }));
     return parseManifests(run(k8sTools().kubectl, ['kustomize', dir]));
   } finally {
