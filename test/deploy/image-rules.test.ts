@@ -3,12 +3,15 @@
 //   - the architecture rule: a required node affinity on kubernetes.io/arch that allows exactly
 //     the architectures the image is built for (scripts/build-image.ts IMAGE_ARCHITECTURES; the
 //     image test checks the built image against the same list);
+//   - the controller judges exactly the Nodes the DaemonSet can run on: a Node left without an
+//     agent by the rule has no lease, and must not be marked for it;
 //   - the non-root mode: helm's nonRoot.* and the kustomize component with the gid patch that
 //     its header documents render the same pod, a non-root uid with the socket's gid in
 //     supplementalGroups, and helm refuses nonRoot without the gid.
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { IMAGE_ARCHITECTURES } from '../../scripts/build-image.ts';
+import { matchesSelector, parseLabelSelector } from '../../src/fleet/label-selector.ts';
 import { agentPodProjection, allowedArchitectures } from './agent-manifest-checks.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';
 import { schemaErrors } from './schema.ts';
@@ -61,6 +64,42 @@ test('the architecture check fails on a missing rule, on a wider one, and on a s
       .nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms.push({ matchExpressions: [{ key: 'kubernetes.io/os', operator: 'In', values: ['linux'] }] });
   });
   assert.equal(allowedArchitectures(open), undefined);
+});
+
+/** Node labels of a mixed fleet, to compare where the agent runs with what the controller judges. */
+const FLEET: ReadonlyArray<Record<string, string>> = [
+  { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
+  { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'arm64' },
+  { 'kubernetes.io/os': 'windows', 'kubernetes.io/arch': 'amd64' },
+  { 'kubernetes.io/os': 'linux' },
+];
+
+/** Whether the DaemonSet's pod may be scheduled on a Node with these labels (nodeSelector and the arch rule). */
+function schedulable(ds: K8sObject, labels: Record<string, string>): boolean {
+  const pod = (ds['spec'] as { template: { spec: { nodeSelector?: Record<string, string> } } }).template.spec;
+  const selected = Object.entries(pod.nodeSelector ?? {}).every(([k, v]) => labels[k] === v);
+  const archs = allowedArchitectures(ds);
+  return selected && (archs === undefined || archs.includes(labels['kubernetes.io/arch'] ?? ''));
+}
+
+function judged(objects: readonly K8sObject[], labels: Record<string, string>): boolean {
+  const args = (only(objects, 'Deployment')['spec'] as { template: { spec: { containers: Array<{ args?: string[] }> } } }).template.spec.containers[0]?.args ?? [];
+  const flag = args.find((a) => a.startsWith('--node-selector='));
+  assert.ok(flag, 'the controller is told which Nodes to judge');
+  return matchesSelector(parseLabelSelector(flag.slice('--node-selector='.length)), labels);
+}
+
+test('the controller judges exactly the Nodes the agent DaemonSet can run on (kustomize, helm, helm with two architectures)', () => {
+  const renders: Array<[string, K8sObject[]]> = [
+    ['kustomize', renderKustomize('deploy/overlays/all')],
+    ['helm', helm.template(HELM_ALL_COMPONENTS)],
+    ['helm, amd64 and arm64', helm.template([...HELM_ALL_COMPONENTS, 'architectures={amd64,arm64}'])],
+  ];
+  for (const [what, objects] of renders) {
+    const ds = only(objects, 'DaemonSet');
+    assert.ok(FLEET.some((n) => !schedulable(ds, n)), `precondition (${what}): some Node of the fleet has no agent`);
+    for (const labels of FLEET) assert.equal(judged(objects, labels), schedulable(ds, labels), `${what}: ${JSON.stringify(labels)}`);
+  }
 });
 
 test('helm with no architectures (null or an empty list) drops the rule, for a multi-architecture image', () => {
