@@ -12,7 +12,8 @@
 //     the Dockerfile is built as it is, and `--pull=never` proves nothing else was fetched;
 //   - `--isolation=chroot`: the default (OCI) isolation needs cgroup setup that fails on the
 //     machines this runs on;
-//   - `--build-arg REVISION=<git HEAD>[-dirty]`: the OCI revision label;
+//   - `--build-arg REVISION=<git HEAD>[-dirty]`: the OCI revision label (-dirty when a file of the
+//     build context differs from HEAD);
 //   - a private podman store (--root, --runroot, --tmpdir) in a temporary folder, removed before
 //     this returns, so nothing is left in the machine's /var/lib/containers;
 //   - `podman save --format docker-archive`.
@@ -174,7 +175,9 @@ export function qualify(image: string): string {
 async function gitRevision(repoRoot: string): Promise<string> {
   try {
     const head = (await runTool('git', ['rev-parse', 'HEAD'], { cwd: repoRoot, timeoutMs: 10_000 })).trim();
-    const dirty = (await runTool('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: repoRoot, timeoutMs: 10_000 })).trim() !== '';
+    // Dirty only where the build context differs from HEAD: a changed test or manifest is not in the image.
+    const context = ['--', ...CONTEXT_FILES, ...CONTEXT_DIRS];
+    const dirty = (await runTool('git', ['status', '--porcelain', '--untracked-files=all', ...context], { cwd: repoRoot, timeoutMs: 10_000 })).trim() !== '';
     return dirty ? `${head}-dirty` : head;
   } catch {
     return 'unknown';
