@@ -12,7 +12,11 @@
 # Root: the image runs as uid 0 ONLY because the CRI socket (containerd's or CRI-O's) is
 # root:root 0660. The manifests drop every capability, forbid privilege escalation, make the
 # root filesystem read-only and apply the RuntimeDefault seccomp profile; the agent's CRI client
-# can call read-only RPCs only.
+# can call read-only RPCs only. Where the socket has a group of its own (containerd's
+# `[grpc] gid`), the manifests' non-root mode runs it as uid 65532 with that group instead.
+#
+# Built without Docker or a registry by scripts/build-image.ts (`npm run image`): podman, on a
+# base assembled locally under the NODE_IMAGE name. Architecture: amd64 only (docs/install.md).
 
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
