@@ -12,7 +12,11 @@
 # Root: the image runs as uid 0 ONLY because the CRI socket (containerd's or CRI-O's) is
 # root:root 0660. The manifests drop every capability, forbid privilege escalation, make the
 # root filesystem read-only and apply the RuntimeDefault seccomp profile; the agent's CRI client
-# can call read-only RPCs only.
+# can call read-only RPCs only. Where the socket has a group of its own (containerd's
+# `[grpc] gid`), the manifests' non-root mode runs it as uid 65532 with that group instead.
+#
+# Built without Docker or a registry by scripts/build-image.ts (`npm run image`): podman, on a
+# base assembled locally under the NODE_IMAGE name. Architecture: amd64 only (docs/install.md).
 
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 
@@ -35,10 +39,14 @@ RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
 FROM ${NODE_IMAGE} AS final
 ARG NODE_IMAGE
 ARG VERSION=0.1.0
+# The commit the image was built from (scripts/build-image.ts passes `git rev-parse HEAD`).
+ARG REVISION=unknown
 LABEL org.opencontainers.image.title="nodepulse" \
       org.opencontainers.image.description="Per-node Kubernetes agent whose Lease moves only while the container runtime answers relists" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
+      org.opencontainers.image.source="https://github.com/nodepulse/nodepulse" \
+      org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="${NODE_IMAGE}"
 RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
            /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \

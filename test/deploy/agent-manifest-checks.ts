@@ -88,6 +88,7 @@ interface Volume {
 }
 interface PodSpec {
   nodeSelector?: Record<string, string>;
+  affinity?: { nodeAffinity?: NodeAffinity };
   tolerations?: unknown[];
   priorityClassName?: string;
   serviceAccountName?: string;
@@ -98,6 +99,28 @@ interface PodSpec {
   hostPID?: boolean;
   hostIPC?: boolean;
 }
+interface NodeAffinity {
+  requiredDuringSchedulingIgnoredDuringExecution?: { nodeSelectorTerms: Array<{ matchExpressions?: Array<{ key: string; operator: string; values?: string[] }> }> };
+  preferredDuringSchedulingIgnoredDuringExecution?: unknown[];
+}
+
+/**
+ * The architectures a DaemonSet's pod may be scheduled on, by its required node affinity on
+ * kubernetes.io/arch (`In`); undefined when some term leaves the architecture open (terms are
+ * ORed, so every term must carry the rule).
+ */
+export function allowedArchitectures(ds: K8sObject): string[] | undefined {
+  const terms = (ds as DaemonSetShape).spec.template.spec.affinity?.nodeAffinity?.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms ?? [];
+  if (terms.length === 0) return undefined;
+  const perTerm = terms.map((term) => {
+    const rules = (term.matchExpressions ?? []).filter((e) => e.key === 'kubernetes.io/arch');
+    if (rules.length !== 1 || rules[0]?.operator !== 'In') return undefined;
+    return [...(rules[0].values ?? [])].sort();
+  });
+  if (perTerm.some((a) => a === undefined)) return undefined;
+  return [...new Set(perTerm.flat() as string[])].sort();
+}
+
 interface DaemonSetShape extends K8sObject {
   spec: {
     selector: { matchLabels: Record<string, string> };
@@ -121,6 +144,7 @@ export function agentPodProjection(ds: K8sObject): Record<string, unknown> {
   return {
     updateStrategy: d.spec.updateStrategy,
     nodeSelector: pod.nodeSelector,
+    affinity: pod.affinity,
     tolerations: pod.tolerations,
     priorityClassName: pod.priorityClassName,
     podSecurityContext: pod.securityContext,

@@ -150,7 +150,12 @@ test('helm controller values become the controller\'s flags; empty values leave 
     '--monitor-period=10s',
     '--node-selector=node-role.kubernetes.io/worker',
   ]);
-  assert.deepEqual(args(helmController), ['--http-address=:9357', '--lease-namespace=nodepulse', '--agent-daemonset=nodepulse/nodepulse']);
+  assert.deepEqual(args(helmController), [
+    '--http-address=:9357',
+    '--lease-namespace=nodepulse',
+    '--agent-daemonset=nodepulse/nodepulse',
+    '--node-selector=kubernetes.io/os=linux,kubernetes.io/arch in (amd64)',
+  ]);
 });
 
 test('helm lint --strict passes with the controller on, with and without --taint', () => {

@@ -111,7 +111,7 @@ test('the image runs `nodepulse agent`, says why it runs as root, and carries OC
   assert.equal(final.instructions.some((i) => i.getKeyword() === 'USER'), false);
   assert.match(text, /runs as uid 0 ONLY because the CRI socket/);
   const labels = final.instructions.filter((i) => i.getKeyword() === 'LABEL').map((i) => i.getArgumentsContent() ?? '').join(' ');
-  for (const key of ['title', 'description', 'version', 'licenses']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}=`));
+  for (const key of ['title', 'description', 'version', 'licenses', 'source', 'revision']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}=`));
 });
 
 test('the final stage holds no dev dependency: its node_modules come only from an `npm ci --omit=dev` stage', () => {

