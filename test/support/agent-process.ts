@@ -422,7 +422,9 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
   const name = options.nodeName;
   const itemPath = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${name}`;
   const listPath = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
-  const isLeasePath = (p: string): boolean => p === itemPath || p === listPath;
+  /** A request about this node's Lease: its own path, or a create (POST to the list) of an object by its name. */
+  const isLeaseRequest = (r: { path: string; parsed?: unknown }): boolean =>
+    r.path === itemPath || (r.path === listPath && (r.parsed as { metadata?: { name?: unknown } } | undefined)?.metadata?.name === name);
   return {
     api,
     kubeconfig,
@@ -433,7 +435,7 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
     leaseWrites: () =>
       api.requests
         .all()
-        .filter((r) => isLeasePath(r.path) && ['POST', 'PUT', 'PATCH'].includes(r.method) && r.status !== undefined && r.status >= 200 && r.status < 300)
+        .filter((r) => isLeaseRequest(r) && ['POST', 'PUT', 'PATCH'].includes(r.method) && r.status !== undefined && r.status >= 200 && r.status < 300)
         .map((r) => {
           const renewTime = renewTimeOf(r.parsed);
           return {
@@ -444,7 +446,7 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
             status: r.status ?? 0,
           };
         }),
-    leaseRequests: () => api.requests.all().filter((r) => isLeasePath(r.path)).map((r) => ({ method: r.method, path: r.path, atMs: r.atMs, status: r.status })),
+    leaseRequests: () => api.requests.all().filter(isLeaseRequest).map((r) => ({ method: r.method, path: r.path, atMs: r.atMs, status: r.status })),
   };
 }
 
