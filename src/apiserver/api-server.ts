@@ -1,5 +1,9 @@
-// The Kubernetes API stand-in: a plain-HTTP server on loopback that speaks the real REST
-// protocol for the resources in resources.ts, for the demo, the tests and the benchmarks.
+// The Kubernetes API stand-in: a server on loopback that speaks the real REST protocol for the
+// resources in resources.ts, for the demo, the tests and the benchmarks. Plain HTTP by default;
+// HTTPS with the `tls` option (a certificate from test-pki.ts), and then, with `tls.clientCa`,
+// client certificates authenticate as the real server's x509 authenticator does: a certificate
+// signed by that CA is user CN. The TLS handshake only requests a certificate (the real server's
+// tls.RequestClientCert), so a client without one still authenticates by bearer token.
 //
 // Request path, in the order the real server's filter chain runs it:
 //   record → read body (≤ 3 MiB, else 413) → injected fault → authenticate (401) →
@@ -17,7 +21,9 @@
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { parse as parseYaml } from 'yaml';
 import { type Clock, SystemClock, type Timer } from '../clock/clock.ts';
 import { type AccessRule, AuthSettings, forbiddenReason, type ResourceAttributes } from './auth.ts';
@@ -59,7 +65,9 @@ export interface ApiServerOptions {
   /** Port; default 0 (any free port). */
   readonly port?: number;
   readonly clock?: Clock;
-  /** Bearer token → user name. Absent: no authentication, every request is system:admin. */
+  /** Serve HTTPS with this certificate (PEM); with clientCa, authenticate client certificates it signed. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly clientCa?: string };
+  /** Bearer token → user name. Absent: no authentication, every request is system:admin (or its client certificate's CN). */
   readonly tokens?: Readonly<Record<string, string>>;
   /** Authorization rules. Absent: everything is allowed. */
   readonly rules?: readonly AccessRule[];
@@ -73,7 +81,7 @@ export interface ApiServerOptions {
 }
 
 export interface ApiServerHandle {
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>`, or `https://…` with the tls option. */
   readonly url: string;
   readonly port: number;
   readonly requests: RequestLog;
@@ -203,11 +211,19 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   let port = options.port ?? 0;
   let closed = false;
 
-  const server: Server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((e: unknown) => {
       sendStatus(res, internalError(e instanceof Error ? e.message : String(e)));
     });
-  });
+  };
+  const tls = options.tls;
+  const server: Server = tls === undefined
+    ? createServer(onRequest)
+    : createHttpsServer({
+      cert: tls.cert,
+      key: tls.key,
+      ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false }),
+    }, onRequest);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
@@ -324,7 +340,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     const fault = faults.take(method, url.pathname);
     if (fault !== undefined && (await applyFault(fault, rec, res)) === 'done') return;
 
-    const authn = auth.authenticate(req.headers.authorization, url.pathname);
+    const authn = auth.authenticate(req.headers.authorization, url.pathname, clientCertificateUser(req.socket));
     if (!authn.ok) {
       fail(unauthorized());
       return;
@@ -461,7 +477,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   await listen();
   return {
     get url() {
-      return `http://${host}:${port}`;
+      return `${tls === undefined ? 'http' : 'https'}://${host}:${port}`;
     },
     get port() {
       return port;
@@ -487,6 +503,14 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       if (server.listening) await dropEverything();
     },
   };
+}
+
+/** The CN of a client certificate the TLS handshake verified against the client CA, if any. */
+function clientCertificateUser(socket: Socket): string | undefined {
+  const tlsSocket = socket as Partial<TLSSocket>;
+  if (tlsSocket.authorized !== true || tlsSocket.getPeerCertificate === undefined) return undefined;
+  const cn = tlsSocket.getPeerCertificate().subject?.CN;
+  return typeof cn === 'string' && cn !== '' ? cn : undefined;
 }
 
 function genericBadPatch(error: string | undefined): ApiStatusError {
