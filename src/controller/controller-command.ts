@@ -194,12 +194,10 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
     clock,
     leases: kubeListWatch<Lease>({
       client,
-      target,
-      clock,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
       labelSelector: AGENT_LEASE_SELECTOR,
     }),
-    nodes: kubeListWatch<Node>({ client, target, clock, path: '/api/v1/nodes' }),
+    nodes: kubeListWatch<Node>({ client, path: '/api/v1/nodes' }),
     marker: new NodeMarker({
       api: markerApi(client),
       clock,

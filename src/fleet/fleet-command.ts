@@ -142,12 +142,10 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
     client = new KubeClient({ target, clock, maxResponseBytes: 64 * 1024 * 1024 });
     leases = kubeListWatch<Lease>({
       client,
-      target,
-      clock,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
       labelSelector: AGENT_LEASE_SELECTOR,
     });
-    nodes = kubeListWatch<Node>({ client, target, clock, path: '/api/v1/nodes' });
+    nodes = kubeListWatch<Node>({ client, path: '/api/v1/nodes' });
   } catch (err) {
     io.stderr.write(`nodepulse fleet: ${(err as Error).message}\n`);
     return 1;
