@@ -14,7 +14,7 @@ import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-con
 import { printableConfig } from '../config/printable-config.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { loadKubeConfig } from '../kube/kube-config.ts';
+import { agentKubeAuth } from '../kube/agent-kube-auth.ts';
 import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from './command-io.ts';
 
@@ -34,9 +34,9 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     return 0;
   }
 
-  let target;
+  let auth;
   try {
-    target = loadKubeConfig({ kubeconfig: config.kubeconfig, env: io.env });
+    auth = await agentKubeAuth({ kubeconfig: config.kubeconfig, env: io.env, clock: io.clock });
   } catch (err) {
     io.stderr.write(`${(err as Error).message}\n`);
     return 2;
@@ -52,7 +52,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     io.stderr.write(`${err.message}\n`);
     return 2;
   }
-  const kube = new KubeClient({ target, clock: io.clock, timeoutMs: config.apiTimeoutMs });
+  const kube = new KubeClient({ auth, clock: io.clock, timeoutMs: config.apiTimeoutMs });
   // An endpoint given by flag, env or file is used as given (the runtime may still be starting);
   // without one, the usual sockets are probed, and re-probed until one exists. The config layer
   // has already read CONTAINER_RUNTIME_ENDPOINT, hence the empty env here.
@@ -61,7 +61,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes }),
   });
   const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube });
-  logger.info({ apiServer: target.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');
+  logger.info({ apiServer: auth.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');
   try {
     await agent.start();
   } catch (err) {

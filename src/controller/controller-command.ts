@@ -28,7 +28,8 @@ import { AGENT_LEASE_SELECTOR, DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAUL
 import { parseLabelSelector, SelectorError, type LabelSelector } from '../fleet/label-selector.ts';
 import { createLogger, LOG_LEVELS, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { loadKubeConfig } from '../kube/kube-config.ts';
+import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
+import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
@@ -47,7 +48,8 @@ Marks RuntimeRelistUnhealthy=Unknown/AgentLeaseStale on Nodes whose agent lease 
 and False/RelistHealthy when it moves again. Runs leader-elected; run two replicas.
 
 Flags:
-  --kubeconfig PATH                     kubeconfig (default $KUBECONFIG, else in-cluster)
+  --kubeconfig PATH                     kubeconfig (default $KUBECONFIG, else ~/.kube/config, else in-cluster)
+  --context NAME                        kubeconfig context to use (default its current-context)
   --namespace NS                        namespace of the election lease (default $POD_NAMESPACE, else ${DEFAULT_LEASE_NAMESPACE})
   --identity ID                         this replica's name in the election (default $POD_NAME, else host name)
   --lease-namespace NS                  namespace of the agent leases (default ${DEFAULT_LEASE_NAMESPACE})
@@ -65,6 +67,7 @@ Flags:
 
 interface ControllerFlags {
   readonly kubeconfig: string | undefined;
+  readonly context: string | undefined;
   readonly namespace: string;
   readonly identity: string;
   readonly leaseNamespace: string;
@@ -90,6 +93,7 @@ export function parseControllerFlags(
       args: [...argv],
       options: {
         kubeconfig: { type: 'string' },
+        context: { type: 'string' },
         namespace: { type: 'string' },
         identity: { type: 'string' },
         'lease-namespace': { type: 'string', default: DEFAULT_LEASE_NAMESPACE },
@@ -148,6 +152,7 @@ export function parseControllerFlags(
   return {
     flags: {
       kubeconfig: values.kubeconfig,
+      context: values.context,
       namespace: values.namespace ?? env['POD_NAMESPACE'] ?? DEFAULT_LEASE_NAMESPACE,
       identity,
       leaseNamespace: values['lease-namespace'],
@@ -179,11 +184,10 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
   const clock = io.clock ?? new SystemClock();
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
   let client: KubeClient;
-  let target;
   try {
-    target = loadKubeConfig({ kubeconfig: flags.kubeconfig ?? io.env['KUBECONFIG'], env: io.env });
+    const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
     // A node list page is 500 Nodes: a few MiB of realistic Nodes, under this cap.
-    client = new KubeClient({ target, clock, maxResponseBytes: 64 * 1024 * 1024 });
+    client = new KubeClient({ auth: kubeConfigAuth(loaded), clock, maxResponseBytes: 64 * 1024 * 1024 });
   } catch (err) {
     io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
     return 1;
@@ -276,7 +280,7 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
       electionLease: `${flags.namespace}/${ELECTION_LEASE_NAME}`,
       leaseNamespace: flags.leaseNamespace,
       http: typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address),
-      source: target.source,
+      source: client.source,
     },
     'Controller started',
   );

@@ -3,7 +3,7 @@
 // @kubernetes/client-node: its KubeConfig costs ~80 MiB of RSS, and the agent runs on every node.
 //
 // - The connection: one keep-alive Agent for the client's life, with the target's CA, client
-//   certificate, server name and verification setting; at most MAX_SOCKETS connections.
+//   certificate authority; at most MAX_SOCKETS connections.
 // - The token: inline, or a token file re-read every 60 s and at once after a 401
 //   (bearer-token.ts), as client-go's cached file token source does for a projected
 //   service-account token.
@@ -25,15 +25,7 @@ export function targetAuth(target: KubeTarget, options: { readonly clock: Clock;
     ...(options.tokenRereadMs === undefined ? {} : { rereadMs: options.tokenRereadMs }),
   });
   const agent = target.server.startsWith('https:')
-    ? new https.Agent({
-        keepAlive: true,
-        maxSockets: MAX_SOCKETS,
-        ...(target.ca === undefined ? {} : { ca: target.ca }),
-        ...(target.cert === undefined ? {} : { cert: target.cert }),
-        ...(target.key === undefined ? {} : { key: target.key }),
-        ...(target.tlsServerName === undefined ? {} : { servername: target.tlsServerName }),
-        rejectUnauthorized: !target.skipTLSVerify,
-      })
+    ? new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, ...(target.ca === undefined ? {} : { ca: target.ca }) })
     : new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
   return {
     server: target.server,
