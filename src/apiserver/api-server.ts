@@ -42,6 +42,9 @@ import {
 } from './status.ts';
 import { type ActiveWatch, DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_MAX_WATCH_BUFFER_BYTES, DEFAULT_WATCH_TIMEOUT_MS, startWatch } from './watch-stream.ts';
 
+/** The real server's http.Server IdleTimeout. */
+const IDLE_TIMEOUT_MS = 90_000;
+
 /** apiserver's MaxRequestBodyBytes default: 3 MiB. */
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
@@ -228,8 +231,10 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  // Watches and hung requests must not keep a closing server open for ever.
-  server.keepAliveTimeout = 5_000;
+  // An idle connection is kept 90 s, as the real server's IdleTimeout keeps it (secure_serving.go),
+  // so a client that writes every 10 s reuses its connection, TLS session included. Closing the
+  // stand-in destroys every socket, idle or not.
+  server.keepAliveTimeout = IDLE_TIMEOUT_MS;
 
   const readBody = (req: IncomingMessage): Promise<Buffer | 'too-large'> =>
     new Promise((resolve, reject) => {
