@@ -1,6 +1,7 @@
 // Acceptance 4: 5,000 agent leases and 5,000 realistic Nodes in the API stand-in.
 // - `nodepulse fleet -o json` as a process: how long it takes;
-// - the controller as a process: its RSS at that size;
+// - the controller as a process: its RSS at that size (with client-node's KubeConfig loaded, as it
+//   always is: it reads its kubeconfig or in-cluster config through it), over TLS as in a cluster;
 // - in steady state (agents renewing), the controller sends nothing but its watches and its
 //   election renewals, read from the stand-in's request record.
 // The numbers are printed as test diagnostics; the assertions are generous upper bounds.
@@ -12,6 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { createTestPki } from '../../src/apiserver/test-pki.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { agentLease, realisticNode } from './fleet-fixtures.ts';
 
@@ -37,7 +39,8 @@ async function waitFor(what: string, ok: () => boolean, withinMs: number): Promi
 }
 
 test(`fleet at scale: ${FLEET} leases and realistic Nodes — fleet -o json time, controller RSS, steady-state requests`, { timeout: 300_000 }, async (t) => {
-  const server = await startApiServer({ tokens: { 'token-ctl': 'controller', 'token-cli': 'cli' } });
+  const pki = createTestPki();
+  const server = await startApiServer({ tls: pki.server, tokens: { 'token-ctl': 'controller', 'token-cli': 'cli' } });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-scale-'));
   const running: { controller?: ChildProcess; renewer?: Promise<void> } = {};
   let renewing = true;
@@ -62,8 +65,8 @@ test(`fleet at scale: ${FLEET} leases and realistic Nodes — fleet -o json time
 
   const cliConfig = join(dir, 'cli.kubeconfig');
   const ctlConfig = join(dir, 'ctl.kubeconfig');
-  writeKubeconfig(cliConfig, { server: server.url, token: 'token-cli' });
-  writeKubeconfig(ctlConfig, { server: server.url, token: 'token-ctl' });
+  writeKubeconfig(cliConfig, { server: server.url, ca: pki.ca, token: 'token-cli' });
+  writeKubeconfig(ctlConfig, { server: server.url, ca: pki.ca, token: 'token-ctl' });
 
   // 1. nodepulse fleet -o json, as a user runs it.
   const started = real.monotonicMs();
