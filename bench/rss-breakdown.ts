@@ -7,8 +7,9 @@
 // | bare node                   | nothing                                                         |
 // | node:http, two ways         | as an ES import (which loads Node's bundled undici), and as the  |
 // |                             | agent takes it, process.getBuiltinModule (src/node-http.ts)     |
-// | each dependency             | that package, the way the agent imports it (the kube/ config    |
-// |                             | module takes @kubernetes/client-node's config_types.js only);   |
+// | each dependency             | that package, the way the agent imports it; client-node's       |
+// |                             | KubeConfig (dist/config.js), which only fleet, the controller   |
+// |                             | and an agent given a kubeconfig file load, for comparison;      |
 // |                             | @grpc/grpc-js, which only the floor and the simulated runtime   |
 // |                             | load, for comparison                                            |
 // | proto-loader + the CRI proto| proto-loader, with proto/runtime/v1/api.proto loaded (what a    |
@@ -42,7 +43,7 @@ const LINES: ReadonlyArray<{ what: string; code: string }> = [
   { what: 'pino', code: "await import('pino');" },
   { what: 'prom-client', code: "await import('prom-client');" },
   { what: 'yaml', code: "await import('yaml');" },
-  { what: '@kubernetes/client-node/dist/config_types.js (kube/ config)', code: "await import('@kubernetes/client-node/dist/config_types.js');" },
+  { what: "@kubernetes/client-node's KubeConfig (not loaded by the agent in a pod)", code: "await import('@kubernetes/client-node/dist/config.js');" },
   { what: 'every agent module (dist/src/cli/agent-command.js)', code: "await import('./dist/src/cli/agent-command.js');" },
 ];
 
