@@ -229,3 +229,37 @@ test('a file that is not a kubeconfig, or names what it does not define, is an e
     message: `kubeconfig: ${noCurrent} must set current-context, or pass --context (contexts: x)`,
   });
 });
+
+const UNUSABLE: ReadonlyArray<[string, Record<string, unknown>, Record<string, unknown>, string]> = [
+  ['a server that is not a URL', { server: 'not a url' }, { token: 't' }, 'kubeconfig: cluster "c" server "not a url" must be an http:// or https:// URL'],
+  ['an ftp server', { server: 'ftp://x' }, { token: 't' }, 'kubeconfig: cluster "c" server "ftp://x" must be an http:// or https:// URL'],
+  ['a CA file that is missing', { server: 'https://c.example', 'certificate-authority': '/nonexistent/ca.crt' }, { token: 't' },
+    "kubeconfig: cluster \"c\" certificate-authority /nonexistent/ca.crt must be readable (ENOENT: no such file or directory, open '/nonexistent/ca.crt')"],
+  ['a client certificate without its key', { server: 'https://c.example' }, { 'client-certificate-data': 'QQ==' },
+    'kubeconfig: user "u" must set client-key or client-key-data with its client certificate'],
+  ['an exec plugin with no command', { server: 'https://c.example' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1', interactiveMode: 'Never' } },
+    'kubeconfig: user "u" exec: command must be set'],
+  ['a v1 exec plugin with no interactiveMode', { server: 'https://c.example' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws' } },
+    'kubeconfig: user "u" exec: interactiveMode "" must be Never or IfAvailable (nodepulse has no terminal to give the plugin)'],
+  ['an exec plugin that must have a terminal', { server: 'https://c.example' }, { exec: { apiVersion: 'client.authentication.k8s.io/v1', command: 'aws', interactiveMode: 'Always' } },
+    'kubeconfig: user "u" exec: interactiveMode "Always" must be Never or IfAvailable (nodepulse has no terminal to give the plugin)'],
+];
+
+for (const [what, cluster, user, message] of UNUSABLE) {
+  test(`a chosen context that cannot work stops start-up with one line, as client-go checks it: ${what}`, (t) => {
+    const dir = tempDir(t);
+    const path = write(join(dir, 'config'), { clusters: { c: cluster }, users: { u: user }, contexts: { x: { cluster: 'c', user: 'u' } }, current: 'x' });
+    assert.throws(() => loadKubeconfig({ kubeconfig: path, env: {}, homeDir: undefined }), { name: 'KubeConfigError', message });
+  });
+}
+
+test('a v1beta1 exec plugin without interactiveMode is IfAvailable, as client-go defaults it', (t) => {
+  const dir = tempDir(t);
+  const path = write(join(dir, 'config'), {
+    clusters: { c: { server: 'https://c.example' } },
+    users: { u: { exec: { apiVersion: 'client.authentication.k8s.io/v1beta1', command: 'aws' } } },
+    contexts: { x: { cluster: 'c', user: 'u' } },
+    current: 'x',
+  });
+  assert.equal(loadKubeconfig({ kubeconfig: path, env: {}, homeDir: undefined }).source, `kubeconfig ${path} (context x)`);
+});

@@ -30,6 +30,10 @@
 // - an http:// cluster is marked insecure-skip-tls-verify, or client-node refuses to connect to
 //   it: there is no TLS to verify.
 //
+// Before the first request, the chosen context is checked as client-go checks it (server URL,
+// readable CA and certificate files, a key with a certificate, an exec plugin's fields), so a
+// kubeconfig that cannot work stops start-up instead of failing every request.
+//
 // Failure modes: every problem throws a KubeConfigError with one line naming the file, the entry
 // and what is wrong (`context: "x" must name a context of the kubeconfig (a, b)`). Credentials
 // themselves (token files, exec plugins, certificate files) are read when a request is made.
@@ -93,13 +97,16 @@ export function loadKubeconfig(options: LoadKubeconfigOptions): LoadedKubeconfig
   if (merged.clusters.length === 0 && merged.users.length === 0 && merged.contexts.length === 0) {
     const dir = options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
     if (inClusterPossible(options.env, dir)) return inCluster(options.env, dir);
+    if (explicit !== undefined) throw new KubeConfigError(`kubeconfig: ${explicit} must define a cluster and a context (it defines none)`);
     const looked = paths.length === 0 ? 'no file to read (KUBECONFIG and HOME are unset)' : `${paths.join(', ')} ${paths.length === 1 ? 'is' : 'are'} missing or empty`;
     throw new KubeConfigError(`kubeconfig: none found: ${looked}, and this is not a pod (KUBERNETES_SERVICE_HOST and the service-account token); pass --kubeconfig or set KUBECONFIG`);
   }
   const where = merged.files.join(':');
   const names = merged.contexts.map((c) => c.name).join(', ');
   const chosen = options.context !== undefined && options.context !== '' ? options.context : merged.currentContext;
-  if (chosen === undefined) throw new KubeConfigError(`kubeconfig: ${where} must set current-context, or pass --context (contexts: ${names})`);
+  if (chosen === undefined) {
+    throw new KubeConfigError(`kubeconfig: ${where} must set current-context, or pass --context (${names === '' ? 'it defines no context' : `contexts: ${names}`})`);
+  }
   const context = merged.contexts.find((c) => c.name === chosen);
   if (context === undefined) {
     const key = chosen === options.context ? 'context' : 'kubeconfig: current-context';
@@ -107,9 +114,11 @@ export function loadKubeconfig(options: LoadKubeconfigOptions): LoadedKubeconfig
   }
   const cluster = merged.clusters.find((c) => c.name === context.cluster);
   if (cluster === undefined) throw new KubeConfigError(`kubeconfig: cluster ${JSON.stringify(context.cluster)} of context ${JSON.stringify(chosen)} must be defined in ${where}`);
-  if (context.user !== undefined && !merged.users.some((u) => u.name === context.user)) {
+  const user = context.user === undefined ? undefined : merged.users.find((u) => u.name === context.user);
+  if (context.user !== undefined && user === undefined) {
     throw new KubeConfigError(`kubeconfig: user ${JSON.stringify(context.user)} of context ${JSON.stringify(chosen)} must be defined in ${where}`);
   }
+  checkUsable(cluster, user);
   const kubeConfig = new KubeConfig();
   kubeConfig.loadFromOptions({
     clusters: merged.clusters,
@@ -118,6 +127,56 @@ export function loadKubeconfig(options: LoadKubeconfigOptions): LoadedKubeconfig
     currentContext: chosen,
   });
   return { kubeConfig, source: `kubeconfig ${where} (context ${chosen})`, namespace: context.namespace };
+}
+
+/** The interactive modes nodepulse can honour: it never has a terminal to give a plugin. */
+const INTERACTIVE_MODES = ['Never', 'IfAvailable'];
+/** Exec API versions for which client-go defaults interactiveMode to IfAvailable. */
+const DEFAULTED_INTERACTIVE = ['client.authentication.k8s.io/v1beta1', 'client.authentication.k8s.io/v1alpha1'];
+
+/**
+ * The checks client-go makes of the chosen context before its first request (clientcmd
+ * validation.go), so a kubeconfig that cannot work stops start-up with one line instead of
+ * failing every request: the server is an http(s) URL; files it names are readable; a client
+ * certificate comes with its key; an exec plugin names a command, an apiVersion and an
+ * interactiveMode this process can honour.
+ */
+function checkUsable(cluster: Cluster, user: User | undefined): void {
+  const c = `cluster ${JSON.stringify(cluster.name)}`;
+  let url: URL | undefined;
+  try {
+    url = new URL(cluster.server);
+  } catch {
+    url = undefined;
+  }
+  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw new KubeConfigError(`kubeconfig: ${c} server ${JSON.stringify(cluster.server)} must be an http:// or https:// URL`);
+  }
+  readable(cluster.caData ? undefined : cluster.caFile, `${c} certificate-authority`);
+  if (user === undefined) return;
+  const u = `user ${JSON.stringify(user.name)}`;
+  if ((user.certData || user.certFile) && !(user.keyData || user.keyFile)) {
+    throw new KubeConfigError(`kubeconfig: ${u} must set client-key or client-key-data with its client certificate`);
+  }
+  readable(user.certData ? undefined : user.certFile, `${u} client-certificate`);
+  readable(user.keyData ? undefined : user.keyFile, `${u} client-key`);
+  const exec = user.exec as { command?: unknown; apiVersion?: unknown; interactiveMode?: unknown } | null | undefined;
+  if (exec === null || exec === undefined) return;
+  if (typeof exec.command !== 'string' || exec.command === '') throw new KubeConfigError(`kubeconfig: ${u} exec: command must be set`);
+  if (typeof exec.apiVersion !== 'string' || exec.apiVersion === '') throw new KubeConfigError(`kubeconfig: ${u} exec: apiVersion must be set`);
+  const mode = exec.interactiveMode ?? (DEFAULTED_INTERACTIVE.includes(exec.apiVersion) ? 'IfAvailable' : undefined);
+  if (typeof mode !== 'string' || !INTERACTIVE_MODES.includes(mode)) {
+    throw new KubeConfigError(`kubeconfig: ${u} exec: interactiveMode ${JSON.stringify(mode ?? '')} must be Never or IfAvailable (nodepulse has no terminal to give the plugin)`);
+  }
+}
+
+function readable(path: string | undefined, where: string): void {
+  if (path === undefined || path === '') return;
+  try {
+    readFileSync(path);
+  } catch (err) {
+    throw new KubeConfigError(`kubeconfig: ${where} ${path} must be readable (${(err as Error).message})`, { cause: err });
+  }
 }
 
 /** kubectl's merge of a KUBECONFIG list (see the header): exported for its tests. */
