@@ -15,7 +15,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -25,6 +24,7 @@ import { createTestPki } from '../../src/apiserver/test-pki.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { runController } from '../../src/controller/controller-command.ts';
 import { EXIT_ALL_FRESH, EXIT_API_FAILED } from '../../src/fleet/fleet-command.ts';
+import { freePort } from '../support/free-port.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
 
@@ -63,14 +63,6 @@ const usersSince = (seq: number): string[] => [...new Set(server.requests.since(
 interface FleetJson {
   readonly summary: { readonly judged: number; readonly fresh: number };
   readonly nodes: ReadonlyArray<{ readonly node: string; readonly verdict: string; readonly renewTime: string | null }>;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-  const port = (probe.address() as { port: number }).port;
-  await new Promise<void>((r) => probe.close(() => r()));
-  return port;
 }
 
 before(async () => {
