@@ -263,3 +263,16 @@ test('a v1beta1 exec plugin without interactiveMode is IfAvailable, as client-go
   });
   assert.equal(loadKubeconfig({ kubeconfig: path, env: {}, homeDir: undefined }).source, `kubeconfig ${path} (context x)`);
 });
+
+test('inline data wins over a file of the same thing, as in client-go (client-node would read the file)', (t) => {
+  const dir = tempDir(t);
+  const path = write(join(dir, 'config'), {
+    clusters: { c: { server: 'https://c.example', 'certificate-authority': 'gone.crt', 'certificate-authority-data': 'Q0E=' } },
+    users: { u: { 'client-certificate': 'gone.crt', 'client-certificate-data': 'Q0VSVA==', 'client-key': 'gone.key', 'client-key-data': 'S0VZ' } },
+    contexts: { x: { cluster: 'c', user: 'u' } },
+    current: 'x',
+  });
+  const kc = loadKubeconfig({ kubeconfig: path, env: {}, homeDir: undefined }).kubeConfig;
+  assert.deepEqual([kc.getCurrentCluster()?.caFile, kc.getCurrentCluster()?.caData], [undefined, 'Q0E=']);
+  assert.deepEqual([kc.getCurrentUser()?.certFile, kc.getCurrentUser()?.keyFile, kc.getCurrentUser()?.certData], [undefined, undefined, 'Q0VSVA==']);
+});

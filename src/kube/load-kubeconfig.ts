@@ -21,29 +21,21 @@
 //   command containing a '/') resolve against the folder of the file that defined the entry.
 // Files are YAML 1.1, as kubectl's parser reads them (an unquoted `y` is a boolean there).
 //
-// Bridging client-node to kubectl's meaning, entry by entry:
-// - a user's `tokenFile` (kubectl's key; client-node reads only its own `token-file`, once) becomes
-//   client-node's tokenFile authenticator, which re-reads the file every minute, and it wins over
-//   an inline token, as in client-go;
-// - an exec plugin gets KUBERNETES_EXEC_INFO (spec.interactive false, and the cluster when
-//   provideClusterInfo is set), which client-go always sets and client-node does not;
-// - an http:// cluster is marked insecure-skip-tls-verify, or client-node refuses to connect to
-//   it: there is no TLS to verify.
-//
-// Before the first request, the chosen context is checked as client-go checks it (server URL,
-// readable CA and certificate files, a key with a certificate, an exec plugin's fields), so a
-// kubeconfig that cannot work stops start-up instead of failing every request.
+// Each entry is made to mean for client-node what it means for kubectl (tokenFile, exec info,
+// plain HTTP), and the chosen context is checked as client-go checks it before the first request:
+// kubeconfig-entries.ts.
 //
 // Failure modes: every problem throws a KubeConfigError with one line naming the file, the entry
 // and what is wrong (`context: "x" must name a context of the kubeconfig (a, b)`). Credentials
 // themselves (token files, exec plugins, certificate files) are read when a request is made.
 import { readFileSync, statSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
-import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { newClusters, newContexts, newUsers, type Cluster, type Context, type User } from '@kubernetes/client-node/dist/config_types.js';
 import { KubeConfigError, SERVICE_ACCOUNT_DIR } from './kube-config.ts';
+import { bridgeCluster, bridgeUser, checkNames, checkUsable, withExecInfo } from './kubeconfig-entries.ts';
 
 export interface LoadKubeconfigOptions {
   /** --kubeconfig: one file, which must exist. */
@@ -129,56 +121,6 @@ export function loadKubeconfig(options: LoadKubeconfigOptions): LoadedKubeconfig
   return { kubeConfig, source: `kubeconfig ${where} (context ${chosen})`, namespace: context.namespace };
 }
 
-/** The interactive modes nodepulse can honour: it never has a terminal to give a plugin. */
-const INTERACTIVE_MODES = ['Never', 'IfAvailable'];
-/** Exec API versions for which client-go defaults interactiveMode to IfAvailable. */
-const DEFAULTED_INTERACTIVE = ['client.authentication.k8s.io/v1beta1', 'client.authentication.k8s.io/v1alpha1'];
-
-/**
- * The checks client-go makes of the chosen context before its first request (clientcmd
- * validation.go), so a kubeconfig that cannot work stops start-up with one line instead of
- * failing every request: the server is an http(s) URL; files it names are readable; a client
- * certificate comes with its key; an exec plugin names a command, an apiVersion and an
- * interactiveMode this process can honour.
- */
-function checkUsable(cluster: Cluster, user: User | undefined): void {
-  const c = `cluster ${JSON.stringify(cluster.name)}`;
-  let url: URL | undefined;
-  try {
-    url = new URL(cluster.server);
-  } catch {
-    url = undefined;
-  }
-  if (url === undefined || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw new KubeConfigError(`kubeconfig: ${c} server ${JSON.stringify(cluster.server)} must be an http:// or https:// URL`);
-  }
-  readable(cluster.caData ? undefined : cluster.caFile, `${c} certificate-authority`);
-  if (user === undefined) return;
-  const u = `user ${JSON.stringify(user.name)}`;
-  if ((user.certData || user.certFile) && !(user.keyData || user.keyFile)) {
-    throw new KubeConfigError(`kubeconfig: ${u} must set client-key or client-key-data with its client certificate`);
-  }
-  readable(user.certData ? undefined : user.certFile, `${u} client-certificate`);
-  readable(user.keyData ? undefined : user.keyFile, `${u} client-key`);
-  const exec = user.exec as { command?: unknown; apiVersion?: unknown; interactiveMode?: unknown } | null | undefined;
-  if (exec === null || exec === undefined) return;
-  if (typeof exec.command !== 'string' || exec.command === '') throw new KubeConfigError(`kubeconfig: ${u} exec: command must be set`);
-  if (typeof exec.apiVersion !== 'string' || exec.apiVersion === '') throw new KubeConfigError(`kubeconfig: ${u} exec: apiVersion must be set`);
-  const mode = exec.interactiveMode ?? (DEFAULTED_INTERACTIVE.includes(exec.apiVersion) ? 'IfAvailable' : undefined);
-  if (typeof mode !== 'string' || !INTERACTIVE_MODES.includes(mode)) {
-    throw new KubeConfigError(`kubeconfig: ${u} exec: interactiveMode ${JSON.stringify(mode ?? '')} must be Never or IfAvailable (nodepulse has no terminal to give the plugin)`);
-  }
-}
-
-function readable(path: string | undefined, where: string): void {
-  if (path === undefined || path === '') return;
-  try {
-    readFileSync(path);
-  } catch (err) {
-    throw new KubeConfigError(`kubeconfig: ${where} ${path} must be readable (${(err as Error).message})`, { cause: err });
-  }
-}
-
 /** kubectl's merge of a KUBECONFIG list (see the header): exported for its tests. */
 export function mergeKubeconfigFiles(paths: readonly string[]): MergedKubeconfig {
   const files: string[] = [];
@@ -234,76 +176,6 @@ function readKubeconfigFile(path: string): Record<string, unknown> | undefined {
   if (typeof doc !== 'object' || Array.isArray(doc)) throw new KubeConfigError(`kubeconfig: ${path} must hold a YAML mapping`);
   checkNames(doc as Record<string, unknown>, path);
   return doc as Record<string, unknown>;
-}
-
-const YAML_11_HINT = 'YAML 1.1, as kubectl reads it, takes an unquoted y, n, yes, no, on or off for a boolean: quote it';
-
-/** Names are strings, as kubectl's decoder insists; client-node would take a boolean for one. */
-function checkNames(doc: Record<string, unknown>, path: string): void {
-  const current = doc['current-context'];
-  if (current !== undefined && current !== null && typeof current !== 'string') {
-    throw new KubeConfigError(`kubeconfig: ${path}: current-context: ${JSON.stringify(current)} must be a string (${YAML_11_HINT})`);
-  }
-  for (const section of ['clusters', 'users', 'contexts'] as const) {
-    const list = doc[section];
-    if (list === undefined || list === null) continue;
-    if (!Array.isArray(list)) throw new KubeConfigError(`kubeconfig: ${path}: ${section} must be a list`);
-    list.forEach((entry: unknown, i) => {
-      const fields = (entry ?? {}) as Record<string, unknown>;
-      const context = (section === 'contexts' ? fields['context'] ?? {} : {}) as Record<string, unknown>;
-      for (const [key, value] of [['name', fields['name']], ['context.cluster', context['cluster']], ['context.user', context['user']]] as const) {
-        if (value !== undefined && value !== null && typeof value !== 'string') {
-          throw new KubeConfigError(`kubeconfig: ${path}: ${section}[${i}].${key}: ${JSON.stringify(value)} must be a string (${YAML_11_HINT})`);
-        }
-      }
-    });
-  }
-}
-
-function absolute(path: string, base: string): string {
-  return isAbsolute(path) ? path : resolve(base, path);
-}
-
-function bridgeCluster(c: Cluster, base: string): Cluster {
-  return {
-    ...c,
-    ...(c.caFile ? { caFile: absolute(c.caFile, base) } : {}),
-    ...(c.server.startsWith('http://') ? { skipTLSVerify: true } : {}),
-  };
-}
-
-function bridgeUser(u: User, raw: unknown, base: string): User {
-  const fields = ((raw as { user?: unknown } | undefined)?.user ?? {}) as Record<string, unknown>;
-  const tokenFile = fields['tokenFile'];
-  const exec = u.exec as { command?: unknown } | null | undefined;
-  const bridged: User = {
-    ...u,
-    ...(u.certFile ? { certFile: absolute(u.certFile, base) } : {}),
-    ...(u.keyFile ? { keyFile: absolute(u.keyFile, base) } : {}),
-    ...(typeof exec?.command === 'string' && exec.command.includes('/') ? { exec: { ...exec, command: absolute(exec.command, base) } } : {}),
-  };
-  if (typeof tokenFile !== 'string' || tokenFile === '') return bridged;
-  // client-go: the file, re-read, wins over an inline token.
-  const { token: _inline, ...rest } = bridged;
-  return { ...rest, authProvider: { name: 'tokenFile', config: { tokenFile: absolute(tokenFile, base) } } };
-}
-
-/** client-go hands every exec plugin KUBERNETES_EXEC_INFO, an ExecCredential with the spec filled in. */
-function withExecInfo(u: User, cluster: Cluster): User {
-  const exec = u.exec as { apiVersion?: string; env?: Array<{ name: string; value: string }> | null; provideClusterInfo?: boolean } | null | undefined;
-  if (exec === null || exec === undefined) return u;
-  const spec: Record<string, unknown> = { interactive: false };
-  if (exec.provideClusterInfo === true) {
-    const ca = cluster.caData ?? (cluster.caFile ? readFileSync(cluster.caFile).toString('base64') : undefined);
-    spec['cluster'] = {
-      server: cluster.server,
-      ...(ca === undefined ? {} : { 'certificate-authority-data': ca }),
-      ...(cluster.tlsServerName ? { 'tls-server-name': cluster.tlsServerName } : {}),
-      ...(cluster.skipTLSVerify ? { 'insecure-skip-tls-verify': true } : {}),
-    };
-  }
-  const info = JSON.stringify({ apiVersion: exec.apiVersion, kind: 'ExecCredential', spec });
-  return { ...u, exec: { ...exec, env: [...(exec.env ?? []), { name: 'KUBERNETES_EXEC_INFO', value: info }] } };
 }
 
 /** client-go's inClusterClientConfig.Possible(). */
