@@ -8,8 +8,14 @@
 //   at every scrape, so the end scrape covers the window); RSS from
 //   /proc/<pid>/status and the V8 heap from /metrics at the end.
 // - lease write cost: every request the stand-in recorded in the window, grouped, per renewal;
-//   the bytes are the request bodies (the record) and the whole HTTP requests on the wire
-//   (headers included, counted by a loopback TCP relay the agent's kubeconfig points at).
+//   the bytes are the request bodies (the record) and the whole requests on the wire (TLS
+//   records, headers included, counted by a loopback TCP relay the agent's API address points at).
+//
+// The agent runs as in a pod: in-cluster, with a service account mounted in a private mount
+// namespace (test/support/in-cluster.ts) and the stand-in serving HTTPS with a test CA, so what
+// is measured is the production path, which never loads client-node's KubeConfig. That needs
+// root; without it the agent is given a kubeconfig instead, which loads KubeConfig (~80 MiB of
+// RSS), and the run says so on stderr.
 // - latencies, reported and not asserted: agent spawn → first lease write, with a runtime that
 //   answers; and, with a short relist threshold (so the lease is withheld while the runtime is
 //   gone), the runtime serving again → the next lease write.
@@ -17,13 +23,16 @@
 // Times are on this process's monotonic clock; the stand-in records arrivals on the same clock.
 // Every process started here is stopped in a finally, and killed at exit if that fails.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { startApiServer, type ApiServerHandle } from '../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../src/apiserver/kubeconfig.ts';
-import { registerNode } from '../src/apiserver/register-node.ts';
+import { kubeletLabels } from '../src/apiserver/register-node.ts';
+import { createTestPki } from '../src/apiserver/test-pki.ts';
 import { SystemClock } from '../src/clock/clock.ts';
+import { inPodCommand, writeServiceAccount, type ServiceAccount } from '../test/support/in-cluster.ts';
+import { isRoot } from '../test/support/require.ts';
 import { startServer, type Server as ChildServer } from './child-process.ts';
 
 export const BENCH_NODE = 'bench-node';
@@ -119,21 +128,13 @@ interface RunningAgent {
   stop(): Promise<void>;
 }
 
-function spawnAgent(root: string, endpoint: string, kubeconfig: string, extra: readonly string[]): RunningAgent {
+function spawnAgent(root: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void): RunningAgent {
+  const args = ['dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
+  const inCluster = isRoot();
+  if (!inCluster) log('not root: the agent is given a kubeconfig, which loads client-node\'s KubeConfig (~80 MiB): its RSS is not the in-cluster figure');
+  const command = inCluster ? inPodCommand(access.account, process.execPath, args) : { file: process.execPath, args: [...args, `--kubeconfig=${access.kubeconfig}`] };
   const spawnedAtMs = clock.monotonicMs();
-  const child = spawn(
-    process.execPath,
-    [
-      'dist/src/cli/main.js', 'agent',
-      `--node-name=${BENCH_NODE}`,
-      `--cri-endpoint=${endpoint}`,
-      `--kubeconfig=${kubeconfig}`,
-      '--http-address=127.0.0.1:0',
-      '--log-level=info',
-      ...extra,
-    ],
-    { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-  );
+  const child = spawn(command.file, command.args, { cwd: root, env: { ...process.env, ...(inCluster ? access.account.env : {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
   const onExit = (): void => void child.kill('SIGKILL');
   process.once('exit', onExit);
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -219,17 +220,27 @@ function startSim(root: string, socket: string, pods: number, containersPerPod: 
   );
 }
 
-/** An API stand-in with the bench Node, reached through a counting relay, and a kubeconfig for it. */
-async function startApi(dir: string, name: string): Promise<{ api: ApiServerHandle; relay: CountingRelay; kubeconfig: string; close(): Promise<void> }> {
-  const api = await startApiServer({ clock });
+/** How the agent reaches the stand-in: in-cluster as root, else through a kubeconfig. */
+interface ApiAccess {
+  readonly account: ServiceAccount;
+  readonly kubeconfig: string;
+}
+
+/** An API stand-in (HTTPS) with the bench Node, reached through a counting relay, with a service account and a kubeconfig for it. */
+async function startApi(dir: string, name: string): Promise<{ api: ApiServerHandle; relay: CountingRelay; access: ApiAccess; close(): Promise<void> }> {
+  const pki = createTestPki();
+  const api = await startApiServer({ clock, tls: pki.server });
   const relay = await startRelay(api.port);
-  await registerNode(api.url, BENCH_NODE);
+  api.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: BENCH_NODE, labels: kubeletLabels(BENCH_NODE) } });
+  const server = `https://127.0.0.1:${relay.port}`;
   const kubeconfig = join(dir, `${name}.kubeconfig`);
-  writeKubeconfig(kubeconfig, { server: `http://127.0.0.1:${relay.port}` });
+  writeKubeconfig(kubeconfig, { server, ca: pki.ca });
+  mkdirSync(join(dir, `${name}-serviceaccount`));
+  const account = writeServiceAccount(join(dir, `${name}-serviceaccount`), { server, ca: pki.ca, token: 'bench-token', namespace: 'nodepulse' });
   return {
     api,
     relay,
-    kubeconfig,
+    access: { account, kubeconfig },
     async close() {
       await relay.close();
       await api.close();
@@ -250,7 +261,7 @@ export async function runSteadyState(options: { root: string; dir: string; windo
   const sim = await startSim(root, join(dir, 'steady-cri.sock'), pods, perPod);
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(root, sim.ready.endpoint, stand.kubeconfig, []);
+    agent = spawnAgent(root, sim.ready.endpoint, stand.access, [], log);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
     log(`agent: listening after ${(listeningAtMs - agent.spawnedAtMs).toFixed(0)} ms, first lease write after ${(firstWriteMs - agent.spawnedAtMs).toFixed(0)} ms`);
@@ -344,7 +355,7 @@ export async function runLatencies(options: { root: string; dir: string; runtime
   const stand = await startApi(dir, 'latency');
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(root, runtime.endpoint, stand.kubeconfig, SHORT_THRESHOLD);
+    agent = spawnAgent(root, runtime.endpoint, stand.access, SHORT_THRESHOLD, log);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
     await runtime.stop();

@@ -7,9 +7,10 @@
 // | bare node                   | nothing                                                         |
 // | node:http, two ways         | as an ES import (which loads Node's bundled undici), and as the  |
 // |                             | agent takes it, process.getBuiltinModule (src/node-http.ts)     |
-// | each dependency             | that package, the way the agent imports it (the kube/ config    |
-// |                             | module takes @kubernetes/client-node's config_types.js only;    |
-// |                             | @grpc/grpc-js is the CRI client's transport)                    |
+// | each dependency             | that package, the way the agent imports it; client-node's       |
+// |                             | KubeConfig (dist/config.js), which only fleet, the controller   |
+// |                             | and an agent given a kubeconfig file load, for comparison;      |
+// |                             | @grpc/grpc-js is the CRI client's transport                     |
 // | proto-loader + the CRI proto| proto-loader, with proto/runtime/v1/api.proto loaded (what a    |
 // |                             | PodSandboxStatus or ContainerStatus call pays, once; the agent  |
 // |                             | makes neither)                                                  |
@@ -42,7 +43,7 @@ const LINES: ReadonlyArray<{ what: string; code: string }> = [
   { what: 'prom-client', code: "await import('prom-client');" },
   { what: 'yaml', code: "await import('yaml');" },
   { what: "zod/v3 (the config schema's import)", code: "await import('zod/v3');" },
-  { what: '@kubernetes/client-node/dist/config_types.js (kube/ config)', code: "await import('@kubernetes/client-node/dist/config_types.js');" },
+  { what: "@kubernetes/client-node's KubeConfig (not loaded by the agent in a pod)", code: "await import('@kubernetes/client-node/dist/config.js');" },
   { what: 'every agent module (dist/src/cli/agent-command.js)', code: "await import('./dist/src/cli/agent-command.js');" },
 ];
 

@@ -1,5 +1,9 @@
-// The Kubernetes API stand-in: a plain-HTTP server on loopback that speaks the real REST
-// protocol for the resources in resources.ts, for the demo, the tests and the benchmarks.
+// The Kubernetes API stand-in: a server on loopback that speaks the real REST protocol for the
+// resources in resources.ts, for the demo, the tests and the benchmarks. Plain HTTP by default;
+// HTTPS with the `tls` option (a certificate from test-pki.ts), and then, with `tls.clientCa`,
+// client certificates authenticate as the real server's x509 authenticator does: a certificate
+// signed by that CA is user CN. The TLS handshake only requests a certificate (the real server's
+// tls.RequestClientCert), so a client without one still authenticates by bearer token.
 //
 // Request path, in the order the real server's filter chain runs it:
 //   record → read body (≤ 3 MiB, else 413) → injected fault → authenticate (401) →
@@ -17,7 +21,9 @@
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { parse as parseYaml } from 'yaml';
 import { type Clock, SystemClock, type Timer } from '../clock/clock.ts';
 import { type AccessRule, AuthSettings, forbiddenReason, type ResourceAttributes } from './auth.ts';
@@ -35,6 +41,9 @@ import {
   ApiStatusError, forbidden, genericServerResponse, internalError, statusBody, tooManyRequests, unauthorized, unsupportedMediaType,
 } from './status.ts';
 import { type ActiveWatch, DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_MAX_WATCH_BUFFER_BYTES, DEFAULT_WATCH_TIMEOUT_MS, startWatch } from './watch-stream.ts';
+
+/** The real server's http.Server IdleTimeout. */
+const IDLE_TIMEOUT_MS = 90_000;
 
 /** apiserver's MaxRequestBodyBytes default: 3 MiB. */
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
@@ -59,7 +68,9 @@ export interface ApiServerOptions {
   /** Port; default 0 (any free port). */
   readonly port?: number;
   readonly clock?: Clock;
-  /** Bearer token → user name. Absent: no authentication, every request is system:admin. */
+  /** Serve HTTPS with this certificate (PEM); with clientCa, authenticate client certificates it signed. */
+  readonly tls?: { readonly cert: string; readonly key: string; readonly clientCa?: string };
+  /** Bearer token → user name. Absent: no authentication, every request is system:admin (or its client certificate's CN). */
   readonly tokens?: Readonly<Record<string, string>>;
   /** Authorization rules. Absent: everything is allowed. */
   readonly rules?: readonly AccessRule[];
@@ -73,7 +84,7 @@ export interface ApiServerOptions {
 }
 
 export interface ApiServerHandle {
-  /** `http://127.0.0.1:<port>`. */
+  /** `http://127.0.0.1:<port>`, or `https://…` with the tls option. */
   readonly url: string;
   readonly port: number;
   readonly requests: RequestLog;
@@ -203,17 +214,27 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   let port = options.port ?? 0;
   let closed = false;
 
-  const server: Server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((e: unknown) => {
       sendStatus(res, internalError(e instanceof Error ? e.message : String(e)));
     });
-  });
+  };
+  const tls = options.tls;
+  const server: Server = tls === undefined
+    ? createServer(onRequest)
+    : createHttpsServer({
+      cert: tls.cert,
+      key: tls.key,
+      ...(tls.clientCa === undefined ? {} : { ca: tls.clientCa, requestCert: true, rejectUnauthorized: false }),
+    }, onRequest);
   server.on('connection', (s: Socket) => {
     sockets.add(s);
     s.on('close', () => sockets.delete(s));
   });
-  // Watches and hung requests must not keep a closing server open for ever.
-  server.keepAliveTimeout = 5_000;
+  // An idle connection is kept 90 s, as the real server's IdleTimeout keeps it (secure_serving.go),
+  // so a client that writes every 10 s reuses its connection, TLS session included. Closing the
+  // stand-in destroys every socket, idle or not.
+  server.keepAliveTimeout = IDLE_TIMEOUT_MS;
 
   const readBody = (req: IncomingMessage): Promise<Buffer | 'too-large'> =>
     new Promise((resolve, reject) => {
@@ -324,7 +345,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
     const fault = faults.take(method, url.pathname);
     if (fault !== undefined && (await applyFault(fault, rec, res)) === 'done') return;
 
-    const authn = auth.authenticate(req.headers.authorization, url.pathname);
+    const authn = auth.authenticate(req.headers.authorization, url.pathname, clientCertificateUser(req.socket));
     if (!authn.ok) {
       fail(unauthorized());
       return;
@@ -461,7 +482,7 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
   await listen();
   return {
     get url() {
-      return `http://${host}:${port}`;
+      return `${tls === undefined ? 'http' : 'https'}://${host}:${port}`;
     },
     get port() {
       return port;
@@ -487,6 +508,14 @@ export async function startApiServer(options: ApiServerOptions = {}): Promise<Ap
       if (server.listening) await dropEverything();
     },
   };
+}
+
+/** The CN of a client certificate the TLS handshake verified against the client CA, if any. */
+function clientCertificateUser(socket: Socket): string | undefined {
+  const tlsSocket = socket as Partial<TLSSocket>;
+  if (tlsSocket.authorized !== true || tlsSocket.getPeerCertificate === undefined) return undefined;
+  const cn = tlsSocket.getPeerCertificate().subject?.CN;
+  return typeof cn === 'string' && cn !== '' ? cn : undefined;
 }
 
 function genericBadPatch(error: string | undefined): ApiStatusError {

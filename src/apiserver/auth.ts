@@ -1,7 +1,9 @@
 // Authentication and authorization of the stand-in, both changeable while it runs.
 //
-// Authentication (bearer tokens, as the token-file authenticator): with no token table
-// configured, every request is user `system:admin`. With one, a request whose bearer token is
+// Authentication: a client certificate the TLS handshake verified comes first, as the real
+// server's x509 authenticator runs before its token authenticators: the user is its CN. Then
+// bearer tokens, as the token-file authenticator: with no token table configured, every other
+// request is user `system:admin`. With one, a request whose bearer token is
 // not in the table gets 401, except that a request with no token at all may read the
 // non-resource paths /version, /healthz, /livez and /readyz, which the default RBAC grants to
 // system:unauthenticated (system:public-info-viewer).
@@ -58,7 +60,9 @@ export class AuthSettings {
     this.#rules = rules === undefined ? undefined : [...rules];
   }
 
-  authenticate(authorization: string | undefined, path: string): AuthnResult {
+  /** certificateUser: the CN of a verified client certificate, if the request came with one. */
+  authenticate(authorization: string | undefined, path: string, certificateUser?: string): AuthnResult {
+    if (certificateUser !== undefined) return { ok: true, user: certificateUser };
     if (this.#tokens === undefined) return { ok: true, user: ADMIN_USER };
     const m = authorization === undefined ? null : /^Bearer\s+(\S+)\s*$/i.exec(authorization);
     if (m === null) {

@@ -16,7 +16,7 @@ import { printableConfig } from '../config/printable-config.ts';
 import { parseCriEndpoint } from '../cri/endpoint.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { loadKubeConfig } from '../kube/kube-config.ts';
+import { agentKubeAuth } from '../kube/agent-kube-auth.ts';
 import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from './command-io.ts';
 
@@ -36,9 +36,9 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     return 0;
   }
 
-  let target;
+  let auth;
   try {
-    target = loadKubeConfig({ kubeconfig: config.kubeconfig, env: io.env });
+    auth = await agentKubeAuth({ kubeconfig: config.kubeconfig, env: io.env, clock: io.clock });
   } catch (err) {
     io.stderr.write(`${(err as Error).message}\n`);
     return 2;
@@ -54,7 +54,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     io.stderr.write(`${err.message}\n`);
     return 2;
   }
-  const kube = new KubeClient({ target, clock: io.clock, timeoutMs: config.apiTimeoutMs });
+  const kube = new KubeClient({ auth, clock: io.clock, timeoutMs: config.apiTimeoutMs });
   // An endpoint given by flag, env or file is used as given (the runtime may still be starting);
   // without one, the known sockets are probed until one answers CRI Version and a relist on it
   // succeeds, preferring the runtime the Node's containerRuntimeVersion names.
@@ -65,7 +65,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     nodeRuntime: async (signal) => (await kube.getNode(config.nodeName, { signal })).status?.nodeInfo?.containerRuntimeVersion,
   });
   const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube, criEndpoint: () => runtime.view() });
-  logger.info({ apiServer: target.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');
+  logger.info({ apiServer: auth.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');
   try {
     await agent.start();
   } catch (err) {

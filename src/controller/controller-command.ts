@@ -38,7 +38,9 @@ import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
 import { createLogger, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { loadKubeConfig } from '../kube/kube-config.ts';
+import { KubeConfigError } from '../kube/kube-config.ts';
+import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
+import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
@@ -190,14 +192,13 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
   const clock = io.clock ?? new SystemClock();
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
   let client: KubeClient;
-  let target;
   try {
-    target = loadKubeConfig({ kubeconfig: flags.kubeconfig ?? io.env['KUBECONFIG'], context: flags.context, env: io.env });
+    const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
     // A node list page is 500 Nodes: a few MiB of realistic Nodes, under this cap.
-    client = new KubeClient({ target, clock, maxResponseBytes: 64 * 1024 * 1024 });
+    client = new KubeClient({ auth: kubeConfigAuth(loaded), clock, maxResponseBytes: 64 * 1024 * 1024 });
   } catch (err) {
     io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
-    return 1;
+    return err instanceof KubeConfigError ? 2 : 1;
   }
   const registry = new Registry();
   const metrics = createControllerMetrics(registry);
@@ -205,12 +206,10 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
     clock,
     leases: kubeListWatch<Lease>({
       client,
-      target,
-      clock,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
       labelSelector: AGENT_LEASE_SELECTOR,
     }),
-    nodes: kubeListWatch<Node>({ client, target, clock, path: '/api/v1/nodes' }),
+    nodes: kubeListWatch<Node>({ client, path: '/api/v1/nodes' }),
     marker: new NodeMarker({
       api: markerApi(client),
       clock,
@@ -228,8 +227,6 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
         ? undefined
         : kubeListWatch<DaemonSetObject>({
             client,
-            target,
-            clock,
             path: `/apis/apps/v1/namespaces/${encodeURIComponent(flags.agentDaemonSet.namespace)}/daemonsets`,
             fieldSelector: `metadata.name=${flags.agentDaemonSet.name}`,
           }),
@@ -300,7 +297,7 @@ export async function runController(argv: string[], io: ControllerIo, signal: Ab
       leaseNamespace: flags.leaseNamespace,
       agentDaemonSet: flags.agentDaemonSet === undefined ? '' : `${flags.agentDaemonSet.namespace}/${flags.agentDaemonSet.name}`,
       http: typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address),
-      source: target.source,
+      source: client.source,
     },
     'Controller started',
   );

@@ -6,8 +6,18 @@
 // | --observe D (D ≥ grace) | watches for D, then judges on this reader's clock           |
 // | --watch              | watches until interrupted, reprinting when a verdict changes   |
 //
-// Exit codes: 0 every judged node is Fresh; 1 some judged node is not, or the fleet could not be
-// read; 2 a flag is wrong (one line per problem, `key: value must be rule`).
+// The kubeconfig is read as kubectl reads it (load-kubeconfig.ts: --kubeconfig, KUBECONFIG,
+// ~/.kube/config, in-cluster; --context), and every request authenticates through client-node's
+// KubeConfig (exec plugins, client certificates, token files).
+//
+// Exit codes, so that a script can tell a verdict from a failure to get one:
+// | code | meaning                                                                             |
+// |------|-------------------------------------------------------------------------------------|
+// | 0    | every judged node is Fresh                                                          |
+// | 1    | some judged node is Stale or Missing                                                |
+// | 2    | a flag or the kubeconfig is wrong (one line per problem, `key: value must be rule`) |
+// | 3    | could not ask the API: unreachable, timed out, credentials refused or not to be had,|
+// |      | an error answer; or --observe/--watch never completed a listing                     |
 //
 // Flags: the grammar of every command (config/flag-grammar.ts); the reader flags it shares with
 // the controller (--kubeconfig, --context, --lease-namespace, --node-selector, --grace) are
@@ -21,7 +31,9 @@ import { formatDuration } from '../config/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { loadKubeConfig } from '../kube/kube-config.ts';
+import { KubeConfigError } from '../kube/kube-config.ts';
+import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
+import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, listAll, type ListWatchSource } from '../kube/list-watch.ts';
 import type { LabelSelector } from './label-selector.ts';
@@ -55,8 +67,18 @@ Flags:
 ${flagsHelp(FLEET_SPECS)}
 ${GRAMMAR_HELP}
 
-Exit codes: 0 every judged node is Fresh, 1 otherwise, 2 bad flags.
+Exit codes:
+  0  every judged node is Fresh
+  1  some judged node is Stale or Missing
+  2  a flag or the kubeconfig is wrong
+  3  could not ask the API (unreachable, timed out, credentials refused, an error answer)
 `;
+
+/** See the exit-code table in the header. */
+export const EXIT_ALL_FRESH = 0;
+export const EXIT_NOT_FRESH = 1;
+export const EXIT_BAD_INPUT = 2;
+export const EXIT_API_FAILED = 3;
 
 /** How often --watch looks for verdicts changed by time alone. */
 const WATCH_RECHECK_MS = 1_000;
@@ -112,19 +134,17 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
   let leases: ListWatchSource<Lease>;
   let nodes: ListWatchSource<Node>;
   try {
-    const target = loadKubeConfig({ kubeconfig: flags.kubeconfig ?? io.env['KUBECONFIG'], context: flags.context, env: io.env });
-    client = new KubeClient({ target, clock, maxResponseBytes: 64 * 1024 * 1024 });
+    const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
+    client = new KubeClient({ auth: kubeConfigAuth(loaded), clock, maxResponseBytes: 64 * 1024 * 1024 });
     leases = kubeListWatch<Lease>({
       client,
-      target,
-      clock,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
       labelSelector: AGENT_LEASE_SELECTOR,
     });
-    nodes = kubeListWatch<Node>({ client, target, clock, path: '/api/v1/nodes' });
+    nodes = kubeListWatch<Node>({ client, path: '/api/v1/nodes' });
   } catch (err) {
     io.stderr.write(`nodepulse fleet: ${(err as Error).message}\n`);
-    return 1;
+    return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;
   }
   const abort = new AbortController();
   const onAbort = (): void => abort.abort(signal?.reason);
@@ -145,7 +165,7 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
     const result = async (readings: NodeReadiness[]): Promise<number> => {
       print(readings);
       await drained(io.stdout, clock);
-      return summarizeFleet(readings).allFresh ? 0 : 1;
+      return summarizeFleet(readings).allFresh ? EXIT_ALL_FRESH : EXIT_NOT_FRESH;
     };
 
     if (ctx.basis === 'wall-clock') {
@@ -168,13 +188,13 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
       onEvent: (e) => view.nodeEvent(e),
     });
     const running = Promise.all([leaseInformer.run(abort.signal), nodeInformer.run(abort.signal)]);
-    let exit = 1;
+    let exit = EXIT_API_FAILED; // until a listing completes
     try {
       if (flags.observeMs !== undefined) {
         await clock.sleep(flags.observeMs, abort.signal);
         if (!leaseInformer.synced || !nodeInformer.synced) {
           io.stderr.write(`nodepulse fleet: could not list the leases and nodes within ${formatDuration(flags.observeMs)}\n`);
-          return 1;
+          return EXIT_API_FAILED;
         }
         return await result(view.readings(options));
       }
@@ -184,7 +204,7 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
         if (leaseInformer.synced && nodeInformer.synced) {
           const readings = view.readings(options);
           const key = readings.map((r) => `${r.node}:${r.verdict}:${r.judged}:${r.condition?.status ?? ''}:${r.condition?.reason ?? ''}`).join('|');
-          exit = summarizeFleet(readings).allFresh ? 0 : 1;
+          exit = summarizeFleet(readings).allFresh ? EXIT_ALL_FRESH : EXIT_NOT_FRESH;
           if (key !== last) {
             last = key;
             print(readings);
@@ -201,7 +221,7 @@ export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal
     }
   } catch (err) {
     io.stderr.write(`nodepulse fleet: ${(err as Error).message}\n`);
-    return 1;
+    return EXIT_API_FAILED;
   } finally {
     signal?.removeEventListener('abort', onAbort);
     client.close();

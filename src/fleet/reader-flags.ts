@@ -4,7 +4,8 @@
 //
 // | flag               | what it picks                                                       |
 // |--------------------|---------------------------------------------------------------------|
-// | --kubeconfig FILE  | the kubeconfig (else $KUBECONFIG, else in-cluster)                  |
+// | --kubeconfig FILE  | the kubeconfig (else $KUBECONFIG, else ~/.kube/config, else         |
+// |                    | in-cluster; read as kubectl reads it: kube/load-kubeconfig.ts)      |
 // | --context NAME     | the kubeconfig's context (else its current-context)                 |
 // | --lease-namespace  | where the agents' leases are                                        |
 // | --node-selector    | which nodes are judged (a label selector; the others are reported)  |
@@ -19,7 +20,7 @@ import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from
 import { parseLabelSelector, SelectorError, type LabelSelector } from './label-selector.ts';
 
 export interface ReaderFlags {
-  /** --kubeconfig; undefined: $KUBECONFIG, else in-cluster. */
+  /** --kubeconfig; undefined: $KUBECONFIG, else ~/.kube/config, else in-cluster. */
   readonly kubeconfig: string | undefined;
   /** --context; undefined: the kubeconfig's current-context. */
   readonly context: string | undefined;
@@ -29,7 +30,7 @@ export interface ReaderFlags {
 }
 
 export const READER_FLAG_SPECS: readonly FlagSpec[] = [
-  valueFlag('--kubeconfig', 'FILE', undefined, 'kubeconfig file (default $KUBECONFIG, else in-cluster)'),
+  valueFlag('--kubeconfig', 'FILE', undefined, 'kubeconfig file (default $KUBECONFIG, else ~/.kube/config, else in-cluster)'),
   valueFlag('--context', 'NAME', undefined, "the kubeconfig context to use (default the kubeconfig's current-context)"),
   valueFlag('--lease-namespace', 'NAMESPACE', DEFAULT_LEASE_NAMESPACE, 'namespace of the agent leases'),
   valueFlag('--node-selector', 'SELECTOR', DEFAULT_NODE_SELECTOR, 'only judge nodes matching this label selector'),

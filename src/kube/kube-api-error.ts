@@ -9,7 +9,8 @@
 // | 409, any other reason (Conflict)                | conflict           | isConflict         |
 // | 422 (Invalid)                                   | invalid            | isInvalid          |
 // | 400 (BadRequest)                                | bad_request        | isBadRequest       |
-// | 401                                             | unauthorized       | isUnauthorized     |
+// | 401, or no credentials to send (exec plugin     | unauthorized       | isUnauthorized     |
+// | failed, certificate file unreadable)            |                    |                    |
 // | 403                                             | forbidden          | isForbidden        |
 // | 429 (Retry-After kept as retryAfterMs)          | too_many_requests  | isTooManyRequests  |
 // | 5xx, connection refused/reset, request timeout  | unavailable        | isUnavailable      |
@@ -155,6 +156,12 @@ export function errorFromTransport(what: string, err: unknown, how: 'timeout' | 
   const detail = err instanceof Error ? err.message : String(err);
   const message = `${what}: ${typeof sysCode === 'string' ? `${sysCode}: ` : ''}${detail}`;
   return new KubeApiError('unavailable', message, { status: 0, what, cause: err });
+}
+
+/** The error for a request never sent because its credentials could not be had (an exec plugin failed). */
+export function errorFromCredentials(what: string, err: unknown): KubeApiError {
+  const detail = err instanceof Error ? err.message : String(err);
+  return new KubeApiError('unauthorized', `${what}: getting credentials: ${detail}`, { status: 0, what, cause: err });
 }
 
 /** The error for a 2xx answer whose body is not the JSON object expected. */

@@ -6,12 +6,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { startApiServer } from '../apiserver/api-server.ts';
-import { writeKubeconfig } from '../apiserver/kubeconfig.ts';
 import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import { KubeClient } from './kube-client.ts';
-import { loadKubeConfig, targetForServer } from './kube-config.ts';
+import { targetForServer } from './kube-config.ts';
 import type { KubeTarget } from './kube-config.ts';
 
 /** Real time, only to wait (bounded) for a request to reach the loopback server. */
@@ -214,8 +213,7 @@ test('on the API stand-in, a rotated token file is picked up within 60 s, while 
   const api = await startApiServer({ clock, tokens: { 'token-old': 'agent-old', 'token-new': 'agent-new' } });
   t.after(() => api.close());
   writeFileSync(join(dir, 'token'), 'token-old\n');
-  writeKubeconfig(join(dir, 'kubeconfig'), { server: api.url, tokenFile: join(dir, 'token') });
-  const c = client(t, loadKubeConfig({ kubeconfig: join(dir, 'kubeconfig'), env: {} }), clock);
+  const c = client(t, target(api.url, { tokenFile: join(dir, 'token') }), clock);
   api.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'n' } });
   await c.getNode('n');
   writeFileSync(join(dir, 'token'), 'token-new\n');
@@ -228,4 +226,73 @@ test('on the API stand-in, a rotated token file is picked up within 60 s, while 
     [30_000, 'agent-old', 200],
     [60_000, 'agent-new', 200],
   ]);
+});
+
+// ---- watches go through the same core ------------------------------------------------------
+
+const WATCH = { path: '/api/v1/nodes', query: { resourceVersion: '5' }, idleMs: 1_000, what: 'WATCH /api/v1/nodes' };
+
+test('a watch streams one event per line, even split across chunks, and resolves when the server ends it', async (t) => {
+  const s = await server(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"type":"ADDED","object":{"metadata":{"name":"a"}}}\n{"type":"MODI');
+    res.end('FIED","object":{"metadata":{"name":"b"}}}\n');
+  });
+  const c = client(t, target(s.url, { token: 'tok' }));
+  const events: unknown[] = [];
+  await c.watch({ ...WATCH, signal: new AbortController().signal }, (e) => events.push(e));
+  assert.deepEqual(events, [
+    { type: 'ADDED', object: { metadata: { name: 'a' } } },
+    { type: 'MODIFIED', object: { metadata: { name: 'b' } } },
+  ]);
+  assert.deepEqual(s.seen.map((r) => [r.url, r.authorization]), [['/api/v1/nodes?resourceVersion=5&watch=true', 'Bearer tok']]);
+});
+
+test('a watch answered 401 re-reads the token file before it fails, as a request does', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-token-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'token');
+  writeFileSync(file, 'old\n');
+  const s = await server(t, (req, res) => {
+    if (req.headers.authorization === 'Bearer new') json(res, 200, { kind: 'NodeList', items: [], metadata: {} });
+    else json(res, 401, { kind: 'Status', status: 'Failure', message: 'Unauthorized', reason: 'Unauthorized', code: 401 });
+  });
+  const c = client(t, target(s.url, { tokenFile: file }));
+  await rejection(c.getNode('n')); // reads "old" for the first time
+  writeFileSync(file, 'new\n');
+  const err = await rejection(c.watch({ ...WATCH, signal: new AbortController().signal }, () => undefined));
+  assert.equal(err.code, 'unauthorized');
+  assert.equal(err.status, 401);
+  await c.request({ method: 'GET', path: '/api/v1/nodes', what: 'LIST nodes' });
+  assert.deepEqual(s.seen.map((r) => r.authorization), ['Bearer old', 'Bearer old', 'Bearer new']);
+});
+
+test('a watch with nothing for its idle window fails as unavailable; every chunk restarts the window', async (t) => {
+  let stream: ServerResponse | undefined;
+  const s = await server(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('\n');
+    stream = res;
+  });
+  const clock = new ManualClock();
+  const c = client(t, target(s.url), clock);
+  const events: unknown[] = [];
+  let settled = false;
+  const pending = rejection(c.watch({ ...WATCH, signal: new AbortController().signal }, (e) => events.push(e))).finally(() => {
+    settled = true;
+  });
+  for (let i = 0; i < 100 && stream === undefined; i++) await REAL_TIME.sleep(10);
+  assert.ok(stream !== undefined, 'precondition: the watch reached the server');
+  await REAL_TIME.sleep(20); // the first chunk arrives
+  await clock.advance(999);
+  stream.write('{"type":"BOOKMARK","object":{"metadata":{"resourceVersion":"9"}}}\n');
+  for (let i = 0; i < 100 && events.length === 0; i++) await REAL_TIME.sleep(10);
+  assert.equal(events.length, 1, 'precondition: the bookmark arrived');
+  await clock.advance(999); // 1,998 ms since the watch began, 999 since the last chunk
+  await REAL_TIME.sleep(20);
+  assert.equal(settled, false, 'the watch is still open 999 ms after its last chunk');
+  await clock.advance(1);
+  const err = await pending;
+  assert.equal(err.code, 'unavailable');
+  assert.equal(err.message, 'WATCH /api/v1/nodes: no answer within 1000ms');
 });

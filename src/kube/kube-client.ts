@@ -1,54 +1,57 @@
 // The Kubernetes API client of nodepulse: the only code that talks to the API server.
 //
-// It is a thin request core over node:http / node:https with the cluster URL, TLS material and
-// bearer token from kube-config.ts, plus one method per call the agent makes. No generated API
-// classes: the lease and condition writers need six calls, and the typed client costs ~80 MiB
-// of RSS to load (see kube-config.ts).
+// One request core serves plain requests and watches alike: URL, headers, credentials
+// (kube-auth.ts: asked for before every request), timeout on the injected clock, the caller's
+// AbortSignal, and the mapping of every failure to a KubeApiError (kube-api-error.ts, the one
+// place errors are mapped). On top of it:
+// - request(): reads at most maxResponseBytes of body (default 16 MiB) and parses one JSON
+//   object; the timeout (default 10 s, upstream's heartbeat client) covers the whole exchange;
+// - watch(): streams one JSON event per line to a callback, with an IDLE timeout instead: a
+//   watch may last minutes, but a watch that sends nothing for its idle window is dead
+//   (a half-open connection);
+// - one method per call the agent makes. No generated API classes: the lease and condition
+//   writers need six calls, and the typed client costs ~80 MiB of RSS to load.
 //
-// Every request:
-// - has a timeout (default 10 s, upstream's heartbeat client) on the injected clock, and the
-//   caller's AbortSignal;
-// - reads at most maxResponseBytes of body (default 16 MiB);
-// - sends the bearer token, re-read from its file every 60 s, and re-read at once after a 401
-//   (before the caller's retry, so the retry carries the new token);
-// - fails with a KubeApiError whose code comes from kube-api-error.ts, the one place errors are
-//   mapped. There are no retries in here: retry policy belongs to the caller (the lease writer
-//   must check its gate before every write attempt, and only it knows that gate).
-//
-// For the fleet reader, list is a GET with a query, and watch will be a second reader of
-// #exchange's response that parses lines as they stream instead of buffering: the request
-// core (URL, headers, TLS, timeout, abort, error mapping) is shared.
-import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
+// A 401 tells the credentials before the error reaches the caller, so the caller's retry
+// carries fresh ones (a rotated token file re-read, an exec plugin run again). There are no
+// retries in here: retry policy belongs to the caller (the lease writer must check its gate
+// before every write attempt, and only it knows that gate).
+import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Clock } from '../clock/clock.ts';
 import { wallMs } from '../clock/clock.ts';
 import { http } from '../node-http.ts';
 import { VERSION } from '../version.ts';
-import { BearerToken } from './bearer-token.ts';
-import { errorFromBadBody, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
+import { errorFromBadBody, errorFromCredentials, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
+import type { KubeAuth, PreparedRequest } from './kube-auth.ts';
 import type { KubeTarget } from './kube-config.ts';
 import type { KubeEvent, Lease, Node } from './kube-types.ts';
+import { readBody, readJsonLines, type ReadControl } from './response-reader.ts';
+import { targetAuth } from './target-auth.ts';
 
 /** Upstream's node heartbeat client times out every request at 10 s. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
 /** A Node, a Lease or a Status is a few KiB; a node list of a big cluster is a few MiB. */
 export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
-/** Bounds the connections the agent may hold to the API server. */
-const MAX_SOCKETS = 4;
+/** One watch event (one object) larger than this is refused as a bad stream. */
+export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 
 export const CONTENT_TYPE_JSON = 'application/json';
 export const CONTENT_TYPE_MERGE_PATCH = 'application/merge-patch+json';
 export const CONTENT_TYPE_STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-export interface KubeClientOptions {
-  readonly target: KubeTarget;
+interface CommonOptions {
   readonly clock: Clock;
   /** Per-request timeout, ms. Default 10 s. */
   readonly timeoutMs?: number;
   readonly maxResponseBytes?: number;
-  /** How often a token file is re-read. Default 60 s. */
-  readonly tokenRereadMs?: number;
 }
+
+/** Either credentials (kube-auth.ts), or a lean target (kube-config.ts) to build them from. */
+export type KubeClientOptions = CommonOptions & (
+  | { readonly auth: KubeAuth }
+  | { readonly target: KubeTarget; /** How often a token file is re-read. Default 60 s. */ readonly tokenRereadMs?: number }
+);
 
 export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
@@ -68,47 +71,36 @@ export interface KubeRequest extends CallOptions {
   readonly what: string;
 }
 
-interface Exchange {
-  readonly status: number;
-  readonly headers: IncomingMessage['headers'];
-  readonly body: string;
+export interface WatchRequest {
+  /** The collection path, e.g. /api/v1/nodes; `watch=true` is added to the query. */
+  readonly path: string;
+  readonly query: Readonly<Record<string, string>>;
+  readonly signal: AbortSignal;
+  /** A watch that receives nothing for this long fails as timed out. */
+  readonly idleMs: number;
+  readonly what: string;
 }
+
+type Timing = { readonly ms: number; readonly idle: boolean };
 
 export class KubeClient {
   /** The API server's base URL (never holds credentials). */
   readonly server: string;
+  /** Where the credentials came from, for the start-up log. */
+  readonly source: string;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
   readonly #maxBytes: number;
-  readonly #token: BearerToken;
-  readonly #agent: HttpAgent;
-  readonly #https: boolean;
+  readonly #auth: KubeAuth;
 
   constructor(options: KubeClientOptions) {
-    const { target } = options;
-    this.server = target.server;
     this.#clock = options.clock;
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     if (!(this.#timeoutMs > 0)) throw new RangeError(`apiTimeout: ${this.#timeoutMs}ms must be more than 0`);
-    this.#token = new BearerToken({
-      clock: options.clock,
-      token: target.token,
-      tokenFile: target.tokenFile,
-      ...(options.tokenRereadMs === undefined ? {} : { rereadMs: options.tokenRereadMs }),
-    });
-    this.#https = target.server.startsWith('https:');
-    this.#agent = this.#https
-      ? new https.Agent({
-          keepAlive: true,
-          maxSockets: MAX_SOCKETS,
-          ...(target.ca === undefined ? {} : { ca: target.ca }),
-          ...(target.cert === undefined ? {} : { cert: target.cert }),
-          ...(target.key === undefined ? {} : { key: target.key }),
-          ...(target.tlsServerName === undefined ? {} : { servername: target.tlsServerName }),
-          rejectUnauthorized: !target.skipTLSVerify,
-        })
-      : new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
+    this.#auth = 'auth' in options ? options.auth : targetAuth(options.target, { clock: options.clock, tokenRereadMs: options.tokenRereadMs });
+    this.server = this.#auth.server;
+    this.source = this.#auth.source;
   }
 
   // ---- the calls the agent makes ----------------------------------------------------------
@@ -170,43 +162,55 @@ export class KubeClient {
   // ---- the request core ---------------------------------------------------------------------
 
   /** One request; resolves with the JSON object the server answered, or rejects with a KubeApiError. */
-  async request<T>(req: KubeRequest): Promise<T> {
-    const timeoutMs = req.timeoutMs ?? this.#timeoutMs;
-    const answer = await this.#exchange(req, timeoutMs);
-    if (answer.status === 401) {
-      // Re-read before the caller's retry: a rotated projected token is the usual cause.
-      await this.#token.reload();
-      const err = errorFromResponse(req.what, answer.status, answer.body, undefined, wallMs(this.#clock));
-      const problem = this.#token.problem;
-      throw problem === undefined ? err : new KubeApiError(err.code, `${err.message} (${problem})`, err);
-    }
-    if (answer.status < 200 || answer.status > 299) {
-      const retryAfter = headerValue(answer.headers['retry-after']);
-      throw errorFromResponse(req.what, answer.status, answer.body, retryAfter, wallMs(this.#clock));
-    }
-    let value: unknown;
-    try {
-      value = JSON.parse(answer.body);
-    } catch (err) {
-      throw errorFromBadBody(req.what, answer.status, answer.body, err);
-    }
-    if (value === null || typeof value !== 'object' || Array.isArray(value)) throw errorFromBadBody(req.what, answer.status, answer.body);
-    return value as T;
+  request<T>(req: KubeRequest): Promise<T> {
+    const ms = req.timeoutMs ?? this.#timeoutMs;
+    return this.#send(req, { ms, idle: false }, async (response, control) => {
+      const status = response.statusCode ?? 0;
+      const body = await readBody(response, this.#maxBytes, control);
+      let value: unknown;
+      try {
+        value = JSON.parse(body);
+      } catch (err) {
+        throw errorFromBadBody(req.what, status, body, err);
+      }
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) throw errorFromBadBody(req.what, status, body);
+      return value as T;
+    });
   }
 
-  /** Closes idle connections and refuses nothing: calls in flight finish or time out. */
+  /**
+   * Watches a collection: every line the server streams, parsed, goes to onEvent. Resolves when
+   * the server ends the watch (its timeoutSeconds), rejects with a KubeApiError on any failure,
+   * or with what onEvent threw.
+   */
+  watch(req: WatchRequest, onEvent: (event: unknown) => void): Promise<void> {
+    const full: KubeRequest = { method: 'GET', path: req.path, query: { ...req.query, watch: 'true' }, signal: req.signal, what: req.what };
+    return this.#send(full, { ms: req.idleMs, idle: true }, (response, control) => readJsonLines(response, MAX_WATCH_LINE_BYTES, control, onEvent));
+  }
+
+  /** Destroys the connections: calls in flight fail. */
   close(): void {
-    this.#agent.destroy();
+    this.#auth.close();
   }
 
-  async #exchange(req: KubeRequest, timeoutMs: number): Promise<Exchange> {
+  /**
+   * Sends one request and hands a 2xx response to `read`; any other status is read (bounded) and
+   * rejected as the KubeApiError it maps to. The timer runs until `read` settles: a total timeout,
+   * or an idle one restarted by every chunk.
+   */
+  async #send<T>(req: KubeRequest, timing: Timing, read: (response: IncomingMessage, control: ReadControl) => Promise<T>): Promise<T> {
+    const { what } = req;
     const caller = req.signal;
-    if (aborted(caller)) throw errorFromTransport(req.what, caller?.reason, 'aborted', timeoutMs);
+    if (aborted(caller)) throw errorFromTransport(what, caller?.reason, 'aborted', timing.ms);
     const url = new URL(this.server + req.path);
     for (const [k, v] of Object.entries(req.query ?? {})) url.searchParams.set(k, v);
-    const headers: Record<string, string> = { accept: CONTENT_TYPE_JSON, 'user-agent': `nodepulse/${VERSION}` };
-    const authorization = await this.#token.header();
-    if (authorization !== undefined) headers['authorization'] = authorization;
+    let prepared: PreparedRequest;
+    try {
+      prepared = await this.#auth.prepare();
+    } catch (err) {
+      throw errorFromCredentials(what, err);
+    }
+    const headers: Record<string, string> = { accept: CONTENT_TYPE_JSON, 'user-agent': `nodepulse/${VERSION}`, ...prepared.headers };
     let payload: Buffer | undefined;
     if (req.body !== undefined) {
       payload = Buffer.from(JSON.stringify(req.body));
@@ -214,8 +218,8 @@ export class KubeClient {
       headers['content-length'] = String(payload.length);
     }
 
-    // Checked again after the token read: an abort during that await fired no listener yet.
-    if (aborted(caller)) throw errorFromTransport(req.what, caller?.reason, 'aborted', timeoutMs);
+    // Checked again after prepare(): an abort during that await fired no listener yet.
+    if (aborted(caller)) throw errorFromTransport(what, caller?.reason, 'aborted', timing.ms);
     const controller = new AbortController();
     let how: 'timeout' | 'aborted' | 'failed' = 'failed';
     const onCallerAbort = (): void => {
@@ -223,37 +227,39 @@ export class KubeClient {
       controller.abort(caller?.reason);
     };
     caller?.addEventListener('abort', onCallerAbort, { once: true });
-    const timer = this.#clock.after(timeoutMs, () => {
+    const onTimeout = (): void => {
       how = 'timeout';
       controller.abort(new Error('timeout'));
-    });
-    const maxBytes = this.#maxBytes;
-    const what = req.what;
-    const send = this.#https ? https.request : http.request;
+    };
+    let timer = this.#clock.after(timing.ms, onTimeout);
+    const control: ReadControl = {
+      what,
+      transportError: (err) => errorFromTransport(what, err, how, timing.ms),
+      ...(timing.idle ? { onData: () => {
+        timer.cancel();
+        timer = this.#clock.after(timing.ms, onTimeout);
+      } } : {}),
+    };
+    const send = url.protocol === 'https:' ? https.request : http.request;
     try {
-      return await new Promise<Exchange>((resolve, reject) => {
-        const request = send(url, { method: req.method, headers, agent: this.#agent, signal: controller.signal }, (response) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > maxBytes) {
-              // Reject first: destroying the response emits its own error, which must lose.
-              reject(errorFromBadBody(what, response.statusCode ?? 0, `(a body larger than ${maxBytes} bytes)`));
-              response.destroy();
-              return;
-            }
-            chunks.push(chunk);
-          });
-          response.on('end', () => {
-            resolve({ status: response.statusCode ?? 0, headers: response.headers, body: Buffer.concat(chunks).toString('utf8') });
-          });
-          response.on('error', (err) => reject(errorFromTransport(what, err, how, timeoutMs)));
-          response.on('aborted', () => reject(errorFromTransport(what, new Error('response aborted'), how, timeoutMs)));
-        });
-        request.on('error', (err) => reject(errorFromTransport(what, err, how, timeoutMs)));
+      const response = await new Promise<IncomingMessage>((resolve, reject) => {
+        const request = send(url, {
+          method: req.method,
+          headers,
+          agent: prepared.agent,
+          signal: controller.signal,
+          ...(prepared.basicAuth === undefined ? {} : { auth: prepared.basicAuth }),
+        }, resolve);
+        request.on('error', (err) => reject(control.transportError(err)));
         request.end(payload);
       });
+      const status = response.statusCode ?? 0;
+      if (status >= 200 && status <= 299) return await read(response, control);
+      const body = await readBody(response, this.#maxBytes, control);
+      const err = errorFromResponse(what, status, body, headerValue(response.headers['retry-after']), wallMs(this.#clock));
+      if (status !== 401) throw err;
+      const problem = await this.#auth.unauthorized(prepared);
+      throw problem === undefined ? err : new KubeApiError(err.code, `${err.message} (${problem})`, err);
     } finally {
       timer.cancel();
       caller?.removeEventListener('abort', onCallerAbort);

@@ -1,28 +1,23 @@
-// Where the Kubernetes API is and how to authenticate to it: a kubeconfig file (the
-// --kubeconfig flag or KUBECONFIG, which may list several files), or the pod's in-cluster
-// service account.
+// Where the Kubernetes API is and how to authenticate to it, the lean way: the pod's in-cluster
+// service account (the agent's production path), or a server reached directly (the demo and the
+// tests, against the API stand-in). targetAuth (target-auth.ts) turns a KubeTarget into the
+// request core's credentials.
 //
-// Why not @kubernetes/client-node's KubeConfig class: its module (dist/config.js) imports the
-// generated API (dist/gen/index.js) at load time, so even its deep path costs what the package
-// root costs (~128 MiB RSS on Node 24, measured; ~46 MiB for a bare Node). nodepulse runs on
-// every node, so it takes only the kubeconfig entry parsers (dist/config_types.js: clusters,
-// users, contexts, with the field names and checks of the real client) and reads the YAML and
-// the files itself.
+// Why not @kubernetes/client-node's KubeConfig here: its module (dist/config.js) imports the
+// generated API (dist/gen/index.js) at load time, which costs ~80 MiB of RSS on Node 24. nodepulse
+// runs on every node, so its in-cluster path reads the two files itself. A kubeconfig file, with
+// everything kubectl allows in it (exec plugins, client certificates, merged KUBECONFIG lists),
+// goes through KubeConfig in load-kubeconfig.ts, loaded only when one is given.
 //
-// Supported: server URL, CA (file or data), insecure-skip-tls-verify, tls-server-name, client
-// certificate and key (file or data), bearer token (inline or token-file). Refused with a clear
-// error: exec plugins, auth-provider, basic auth and proxy-url; an agent on every node must not
-// depend on a helper binary or a proxy that may be missing.
+// In-cluster, as rest.InClusterConfig: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT,
+// the service account's ca.crt, and its token file, which the client reads (and re-reads every
+// 60 s and after a 401), so a token missing at start is a request error, as kubelet treats a
+// rotated projected token.
 //
-// Failure modes: any problem stops start-up with a KubeConfigError whose message says which
-// file, which entry and what is wrong. A token file is NOT read here: the client reads it (and
-// re-reads it every 60 s and after a 401), so a missing token at start is a request error, as
-// kubelet treats a rotated projected token.
+// Failure modes: a problem stops start-up with a KubeConfigError whose message says what is
+// missing (the env, the CA file).
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
-import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { newClusters, newContexts, newUsers, type Cluster, type Context, type User } from '@kubernetes/client-node/dist/config_types.js';
 
 /** The service-account mount of every pod (upstream rest.InClusterConfig). */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -30,26 +25,19 @@ export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccoun
 export interface KubeTarget {
   /** The API server's base URL, without a trailing slash. */
   readonly server: string;
+  /** The CA that signed the server's certificate (PEM); the system's CAs when undefined. */
   readonly ca: Buffer | undefined;
-  readonly cert: Buffer | undefined;
-  readonly key: Buffer | undefined;
-  readonly skipTLSVerify: boolean;
-  readonly tlsServerName: string | undefined;
-  /** A bearer token written inline in the kubeconfig. */
+  /** A bearer token given inline. */
   readonly token: string | undefined;
   /** A bearer token file, read by the client and re-read on rotation. Wins over token. */
   readonly tokenFile: string | undefined;
-  /** The context's (or the service account's) namespace, if any. */
+  /** The service account's namespace, if any. */
   readonly namespace: string | undefined;
-  /** Where this came from, for the start-up log line: "kubeconfig /x (context y)" or "in-cluster". */
+  /** Where this came from, for the start-up log line: "in-cluster" or "server https://…". */
   readonly source: string;
 }
 
-export interface LoadKubeConfigOptions {
-  /** --kubeconfig (or KUBECONFIG, which the config layer folds into it); a path list joined by ':'. */
-  readonly kubeconfig?: string | undefined;
-  /** --context: the context to use instead of the files' current-context. */
-  readonly context?: string | undefined;
+export interface LoadInClusterOptions {
   /** Environment for in-cluster discovery; process.env by default. */
   readonly env?: Readonly<Record<string, string | undefined>>;
   /** The service-account folder; SERVICE_ACCOUNT_DIR by default (tests point it elsewhere). */
@@ -67,16 +55,12 @@ export class KubeConfigError extends Error {
 
 /**
  * A target for a server reached directly, with no kubeconfig: the in-process API stand-in of the
- * demo and the tests (plain HTTP on loopback), optionally with a bearer token or token file.
+ * demo and the tests, optionally with its CA (PEM), a bearer token or a token file.
  */
-export function targetForServer(server: string, auth: { token?: string; tokenFile?: string; source?: string } = {}): KubeTarget {
+export function targetForServer(server: string, auth: { ca?: string; token?: string; tokenFile?: string; source?: string } = {}): KubeTarget {
   return {
     server,
-    ca: undefined,
-    cert: undefined,
-    key: undefined,
-    skipTLSVerify: false,
-    tlsServerName: undefined,
+    ca: auth.ca === undefined ? undefined : Buffer.from(auth.ca),
     token: auth.token,
     tokenFile: auth.tokenFile,
     namespace: undefined,
@@ -84,108 +68,16 @@ export function targetForServer(server: string, auth: { token?: string; tokenFil
   };
 }
 
-/** The kubeconfig file(s) if given, else in-cluster; throws KubeConfigError. */
-export function loadKubeConfig(options: LoadKubeConfigOptions = {}): KubeTarget {
+/**
+ * The pod's service account (rest.InClusterConfig), or a KubeConfigError saying what is missing.
+ * The agent's lean path; a kubeconfig file goes through load-kubeconfig.ts instead.
+ */
+export function loadInCluster(options: LoadInClusterOptions = {}): KubeTarget {
   const env = options.env ?? process.env;
-  const list = (options.kubeconfig ?? '').split(':').filter((p) => p.length > 0);
-  if (list.length > 0) return fromKubeconfigFiles(list, options.context);
-  if (options.context !== undefined) {
-    throw new KubeConfigError(`context: ${options.context} must name a context of a kubeconfig, and none was given (set --kubeconfig or KUBECONFIG)`);
-  }
   if ((env['KUBERNETES_SERVICE_HOST'] ?? '') !== '') return fromInCluster(env, options.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   throw new KubeConfigError(
     'kubeconfig: none found; set --kubeconfig or KUBECONFIG, or run in a pod (KUBERNETES_SERVICE_HOST is unset)',
   );
-}
-
-interface RawFile {
-  readonly path: string;
-  readonly doc: Record<string, unknown>;
-}
-
-/**
- * Merges files as client-go's loading rules do for KUBECONFIG lists: the first file to name a
- * cluster, user or context wins, and the first current-context set wins.
- */
-function fromKubeconfigFiles(paths: readonly string[], contextName: string | undefined): KubeTarget {
-  const files: RawFile[] = [];
-  for (const path of paths) {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch (err) {
-      // client-go skips missing files in a KUBECONFIG list, but fails on a single explicit one.
-      if (paths.length > 1 && (err as { code?: string }).code === 'ENOENT') continue;
-      throw new KubeConfigError(`kubeconfig: ${path} must be a readable file (${(err as Error).message})`, { cause: err });
-    }
-    let doc: unknown;
-    try {
-      doc = parseYaml(text);
-    } catch (err) {
-      // The parser's message carries a code frame on further lines; the first line says it all.
-      throw new KubeConfigError(`kubeconfig: ${path} must be YAML (${(err as Error).message.split('\n')[0] ?? ''})`, { cause: err });
-    }
-    if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) {
-      throw new KubeConfigError(`kubeconfig: ${path} must hold a YAML mapping`);
-    }
-    files.push({ path, doc: doc as Record<string, unknown> });
-  }
-  if (files.length === 0) throw new KubeConfigError(`kubeconfig: none of ${paths.join(', ')} exists`);
-
-  const currentContext = contextName ?? files.map((f) => f.doc['current-context']).find((c): c is string => typeof c === 'string' && c !== '');
-  if (currentContext === undefined) throw new KubeConfigError(`kubeconfig: ${paths.join(':')} must set current-context`);
-  const context = firstNamed(files, 'contexts', currentContext, (raw, f) => entries(() => newContexts(raw), f))?.entry as Context | undefined;
-  if (context === undefined) throw new KubeConfigError(`kubeconfig: context ${currentContext} must be defined`);
-  const clusterHit = firstNamed(files, 'clusters', context.cluster, (raw, f) => entries(() => newClusters(raw), f));
-  if (clusterHit === undefined) throw new KubeConfigError(`kubeconfig: cluster ${context.cluster} (of context ${currentContext}) must be defined`);
-  const cluster = clusterHit.entry as Cluster;
-  const userHit = context.user === undefined ? undefined : firstNamed(files, 'users', context.user, (raw, f) => entries(() => newUsers(raw), f));
-  if (context.user !== undefined && userHit === undefined) {
-    throw new KubeConfigError(`kubeconfig: user ${context.user} (of context ${currentContext}) must be defined`);
-  }
-  if (cluster.proxyUrl !== undefined && cluster.proxyUrl !== null) {
-    throw new KubeConfigError(`kubeconfig: cluster ${cluster.name} proxy-url must be unset (a proxy is not supported)`);
-  }
-  const clusterDir = dirname(clusterHit.file.path);
-  const server = checkServer(cluster.server, `cluster ${cluster.name} server`);
-  let token: string | undefined;
-  let tokenFile: string | undefined;
-  let cert: Buffer | undefined;
-  let key: Buffer | undefined;
-  if (userHit !== undefined) {
-    const user = userHit.entry as User;
-    const where = `user ${user.name}`;
-    if (user.exec !== undefined && user.exec !== null) throw new KubeConfigError(`kubeconfig: ${where} exec must be unset (exec plugins are not supported)`);
-    if (user.authProvider !== undefined && user.authProvider !== null) {
-      throw new KubeConfigError(`kubeconfig: ${where} auth-provider must be unset (auth providers are not supported)`);
-    }
-    if ((user.username ?? '') !== '' || (user.password ?? '') !== '') {
-      throw new KubeConfigError(`kubeconfig: ${where} username/password must be unset (basic auth is not supported)`);
-    }
-    const userDir = dirname(userHit.file.path);
-    // The raw entry, because config_types reads token-file once and keeps only its content.
-    const rawUser = (userHit.raw['user'] ?? {}) as Record<string, unknown>;
-    const rawTokenFile = rawUser['tokenFile'] ?? rawUser['token-file'];
-    if (typeof rawTokenFile === 'string' && rawTokenFile !== '') tokenFile = absolute(rawTokenFile, userDir);
-    else if (typeof rawUser['token'] === 'string' && rawUser['token'] !== '') token = rawUser['token'];
-    cert = material(user.certData, user.certFile, userDir, `${where} client-certificate`);
-    key = material(user.keyData, user.keyFile, userDir, `${where} client-key`);
-    if ((cert === undefined) !== (key === undefined)) {
-      throw new KubeConfigError(`kubeconfig: ${where} must set both client-certificate and client-key, or neither`);
-    }
-  }
-  return {
-    server,
-    ca: material(cluster.caData, cluster.caFile, clusterDir, `cluster ${cluster.name} certificate-authority`),
-    cert,
-    key,
-    skipTLSVerify: cluster.skipTLSVerify,
-    tlsServerName: cluster.tlsServerName ?? undefined,
-    token,
-    tokenFile,
-    namespace: context.namespace,
-    source: `kubeconfig ${files.map((f) => f.path).join(':')} (context ${currentContext})`,
-  };
 }
 
 /** rest.InClusterConfig: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, the SA token and CA. */
@@ -210,10 +102,6 @@ function fromInCluster(env: Readonly<Record<string, string | undefined>>, dir: s
   return {
     server: checkServer(`https://${hostPart}:${port}`, 'in-cluster server'),
     ca,
-    cert: undefined,
-    key: undefined,
-    skipTLSVerify: false,
-    tlsServerName: undefined,
     token: undefined,
     tokenFile: `${dir}/token`,
     namespace,
@@ -221,63 +109,11 @@ function fromInCluster(env: Readonly<Record<string, string | undefined>>, dir: s
   };
 }
 
-interface Hit {
-  readonly entry: unknown;
-  readonly raw: Record<string, unknown>;
-  readonly file: RawFile;
-}
-
-function firstNamed(
-  files: readonly RawFile[],
-  section: 'clusters' | 'users' | 'contexts',
-  name: string,
-  parse: (raw: unknown, file: RawFile) => Array<{ name: string }>,
-): Hit | undefined {
-  for (const file of files) {
-    const raw = file.doc[section];
-    if (!Array.isArray(raw)) continue;
-    const parsed = parse(raw, file);
-    const index = parsed.findIndex((e) => e.name === name);
-    if (index >= 0) return { entry: parsed[index], raw: (raw[index] ?? {}) as Record<string, unknown>, file };
-  }
-  return undefined;
-}
-
-function entries<T extends { name: string }>(parse: () => T[], file: RawFile): T[] {
-  try {
-    return parse();
-  } catch (err) {
-    throw new KubeConfigError(`kubeconfig: ${file.path}: ${(err as Error).message}`, { cause: err });
-  }
-}
-
 function checkServer(server: string, where: string): string {
-  let url: URL;
   try {
-    url = new URL(server);
+    new URL(server);
   } catch (err) {
-    throw new KubeConfigError(`kubeconfig: ${where} ${JSON.stringify(server)} must be a URL`, { cause: err });
-  }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') {
-    throw new KubeConfigError(`kubeconfig: ${where} ${JSON.stringify(server)} must be an http:// or https:// URL`);
+    throw new KubeConfigError(`${where}: ${JSON.stringify(server)} must be a URL`, { cause: err });
   }
   return server.replace(/\/+$/, '');
-}
-
-function absolute(path: string, base: string): string {
-  return isAbsolute(path) ? path : resolve(base, path);
-}
-
-/** Inline base64 data wins over a file, as in client-go. */
-function material(data: string | undefined | null, file: string | undefined | null, base: string, where: string): Buffer | undefined {
-  if (typeof data === 'string' && data !== '') return Buffer.from(data, 'base64');
-  if (typeof file === 'string' && file !== '') {
-    const path = absolute(file, base);
-    try {
-      return readFileSync(path);
-    } catch (err) {
-      throw new KubeConfigError(`kubeconfig: ${where} ${path} must be readable (${(err as Error).message})`, { cause: err });
-    }
-  }
-  return undefined;
 }

@@ -17,31 +17,22 @@
 // realistic Node is several KiB (images, addresses, capacity), and the controller needs a few
 // fields of it. So memory is bounded by the projection, not by what the server sends.
 //
-// Bounded: every list page has the client's timeout and a body cap; a watch line is capped at
-// MAX_LINE_BYTES; a watch with no bytes for its timeoutSeconds + IDLE_SLACK_MS is treated as
-// dead; retries back off to a cap. The watch stream uses its own connection (a watch holds one
-// for minutes) with the same target, token and error mapping as KubeClient.
+// Bounded: every list page has the client's timeout and a body cap; a watch line is capped
+// (kube-client.ts MAX_WATCH_LINE_BYTES); a watch with no bytes for its timeoutSeconds +
+// IDLE_SLACK_MS is treated as dead; retries back off to a cap. Lists and watches both go through
+// KubeClient's one request core: the same credentials, timeouts and error mapping.
 //
 // A relist after an error replays as events: objects that vanished are reported DELETED, every
 // listed object ADDED or MODIFIED, so a consumer that counts on events never misses a change.
-import type { Agent as HttpAgent } from 'node:http';
-import https from 'node:https';
 import type { Clock } from '../clock/clock.ts';
-import { wallMs } from '../clock/clock.ts';
 import type { Logger } from '../log/logger.ts';
 import { FailureRun } from '../log/failure-run.ts';
-import { http } from '../node-http.ts';
-import { VERSION } from '../version.ts';
-import { BearerToken } from './bearer-token.ts';
-import { errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
+import { KubeApiError } from './kube-api-error.ts';
 import type { KubeClient } from './kube-client.ts';
-import type { KubeTarget } from './kube-config.ts';
 import type { ObjectMeta } from './kube-types.ts';
 
 /** client-go's reflector lists in pages of 500. */
 export const LIST_PAGE_SIZE = 500;
-/** One watch event (one object) larger than this is refused as a bad stream. */
-export const MAX_LINE_BYTES = 16 * 1024 * 1024;
 /** Server-side watch timeout: 5 to 10 minutes, as client-go's minWatchTimeout × (1 + rand). */
 const WATCH_TIMEOUT_MIN_S = 300;
 /** A watch that sends nothing for its timeout plus this is dead (a half-open connection). */
@@ -79,11 +70,9 @@ export class WatchExpiredError extends Error {
   readonly code = 'watch_expired';
 }
 
-/** A source over the project's client (lists) and a watch stream to the same target. */
+/** A source over the project's client: lists and watches through its one request core. */
 export function kubeListWatch<T extends KubeObject>(options: {
   readonly client: KubeClient;
-  readonly target: KubeTarget;
-  readonly clock: Clock;
   /** The collection path, e.g. /apis/coordination.k8s.io/v1/namespaces/nodepulse/leases. */
   readonly path: string;
   readonly labelSelector?: string | undefined;
@@ -91,24 +80,11 @@ export function kubeListWatch<T extends KubeObject>(options: {
   readonly fieldSelector?: string | undefined;
   readonly random?: () => number;
 }): ListWatchSource<T> {
-  const { client, clock, path } = options;
+  const { client, path } = options;
   const selector = {
     ...(options.labelSelector === undefined || options.labelSelector === '' ? {} : { labelSelector: options.labelSelector }),
     ...(options.fieldSelector === undefined || options.fieldSelector === '' ? {} : { fieldSelector: options.fieldSelector }),
   };
-  const token = new BearerToken({ clock, token: options.target.token, tokenFile: options.target.tokenFile });
-  const secure = options.target.server.startsWith('https:');
-  const t = options.target;
-  const agent = secure
-    ? new https.Agent({
-        keepAlive: false,
-        ...(t.ca === undefined ? {} : { ca: t.ca }),
-        ...(t.cert === undefined ? {} : { cert: t.cert }),
-        ...(t.key === undefined ? {} : { key: t.key }),
-        ...(t.tlsServerName === undefined ? {} : { servername: t.tlsServerName }),
-        rejectUnauthorized: !t.skipTLSVerify,
-      })
-    : new http.Agent({ keepAlive: false });
   const random = options.random ?? Math.random;
   return {
     what: path,
@@ -122,135 +98,33 @@ export function kubeListWatch<T extends KubeObject>(options: {
       }),
     watch: async (resourceVersion, signal, onEvent) => {
       const timeoutSeconds = Math.floor(WATCH_TIMEOUT_MIN_S * (1 + random()));
-      const url = new URL(t.server + path);
-      for (const [k, v] of Object.entries({
-        ...selector,
-        watch: 'true',
-        resourceVersion,
-        allowWatchBookmarks: 'true',
-        timeoutSeconds: String(timeoutSeconds),
-      })) {
-        url.searchParams.set(k, v);
+      const what = `WATCH ${path}`;
+      const query = { ...selector, resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) };
+      try {
+        await client.watch({ path, query, signal, idleMs: timeoutSeconds * 1000 + IDLE_SLACK_MS, what }, (value) => {
+          const event = value as WatchEvent<T>;
+          if (event.type === 'ERROR') throw watchError(what, event.object as WatchErrorStatus);
+          onEvent(event);
+        });
+      } catch (err) {
+        if (err instanceof KubeApiError && err.status === 410) throw new WatchExpiredError(`${what}: ${err.message}`, { cause: err });
+        throw err;
       }
-      const authorization = await token.header();
-      const headers: Record<string, string> = { accept: 'application/json', 'user-agent': `nodepulse/${VERSION}` };
-      if (authorization !== undefined) headers['authorization'] = authorization;
-      await streamWatch(url, headers, secure, agent, clock, signal, timeoutSeconds * 1000 + IDLE_SLACK_MS, `WATCH ${path}`, onEvent, () => {
-        void token.reload();
-      });
     },
   };
 }
 
-function streamWatch<T>(
-  url: URL,
-  headers: Record<string, string>,
-  secure: boolean,
-  agent: HttpAgent,
-  clock: Clock,
-  signal: AbortSignal,
-  idleMs: number,
-  what: string,
-  onEvent: (event: WatchEvent<T>) => void,
-  onUnauthorized: () => void,
-): Promise<void> {
-  const controller = new AbortController();
-  let how: 'timeout' | 'aborted' | 'failed' = 'failed';
-  const onAbort = (): void => {
-    how = 'aborted';
-    controller.abort(signal.reason);
-  };
-  if (signal.aborted) return Promise.reject(errorFromTransport(what, signal.reason, 'aborted', idleMs));
-  signal.addEventListener('abort', onAbort, { once: true });
-  let idle = clock.after(idleMs, onIdle);
-  function onIdle(): void {
-    how = 'timeout';
-    controller.abort(new Error('watch idle'));
-  }
-  const poke = (): void => {
-    idle.cancel();
-    idle = clock.after(idleMs, onIdle);
-  };
-  const send = secure ? https.request : http.request;
-  return new Promise<void>((resolve, reject) => {
-    const request = send(url, { method: 'GET', headers, agent, signal: controller.signal }, (response) => {
-      const status = response.statusCode ?? 0;
-      if (status < 200 || status > 299) {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on('data', (c: Buffer) => {
-          size += c.length;
-          if (size <= 64 * 1024) chunks.push(c);
-        });
-        response.on('end', () => {
-          if (status === 401) onUnauthorized();
-          const err = errorFromResponse(what, status, Buffer.concat(chunks).toString('utf8'), undefined, wallMs(clock));
-          reject(status === 410 ? new WatchExpiredError(`${what}: ${err.message}`, { cause: err }) : err);
-        });
-        response.on('error', (e) => reject(errorFromTransport(what, e, how, idleMs)));
-        return;
-      }
-      let pending: Buffer[] = [];
-      let pendingBytes = 0;
-      let failed = false;
-      const fail = (err: Error): void => {
-        if (failed) return;
-        failed = true;
-        response.destroy();
-        reject(err);
-      };
-      const line = (bytes: Buffer): void => {
-        if (bytes.length === 0) return;
-        let event: WatchEvent<T>;
-        try {
-          event = JSON.parse(bytes.toString('utf8')) as WatchEvent<T>;
-        } catch (err) {
-          fail(new KubeApiError('bad_response', `${what}: a watch line that is not JSON`, { status, what, cause: err }));
-          return;
-        }
-        if (event.type === 'ERROR') {
-          const s = event.object as { code?: number; reason?: string; message?: string };
-          const message = `${what}: watch ERROR ${s.code ?? '?'} ${s.reason ?? ''}: ${s.message ?? ''}`;
-          fail(s.code === 410 || s.reason === 'Expired' || s.reason === 'Gone' ? new WatchExpiredError(message) : new KubeApiError('unavailable', message, { status: s.code ?? 0, what }));
-          return;
-        }
-        try {
-          onEvent(event);
-        } catch (err) {
-          fail(err instanceof Error ? err : new Error(String(err)));
-        }
-      };
-      response.on('data', (chunk: Buffer) => {
-        poke();
-        let start = 0;
-        for (let i = chunk.indexOf(10); i !== -1 && !failed; i = chunk.indexOf(10, start)) {
-          const part = chunk.subarray(start, i);
-          line(pending.length === 0 ? part : Buffer.concat([...pending, part]));
-          pending = [];
-          pendingBytes = 0;
-          start = i + 1;
-        }
-        if (failed) return;
-        if (start < chunk.length) {
-          pending.push(chunk.subarray(start));
-          pendingBytes += chunk.length - start;
-          if (pendingBytes > MAX_LINE_BYTES) fail(new KubeApiError('bad_response', `${what}: a watch event larger than ${MAX_LINE_BYTES} bytes`, { status, what }));
-        }
-      });
-      response.on('end', () => {
-        if (failed) return;
-        if (pendingBytes > 0) line(Buffer.concat(pending));
-        if (!failed) resolve();
-      });
-      response.on('error', (e) => fail(errorFromTransport(what, e, how, idleMs)));
-      response.on('aborted', () => fail(errorFromTransport(what, new Error('response aborted'), how, idleMs)));
-    });
-    request.on('error', (e) => reject(errorFromTransport(what, e, how, idleMs)));
-    request.end();
-  }).finally(() => {
-    idle.cancel();
-    signal.removeEventListener('abort', onAbort);
-  });
+interface WatchErrorStatus {
+  readonly code?: number;
+  readonly reason?: string;
+  readonly message?: string;
+}
+
+/** An ERROR event: 410 / Expired / Gone means the resourceVersion is too old (relist); anything else is a failed watch. */
+function watchError(what: string, s: WatchErrorStatus): Error {
+  const message = `${what}: watch ERROR ${s.code ?? '?'} ${s.reason ?? ''}: ${s.message ?? ''}`;
+  if (s.code === 410 || s.reason === 'Expired' || s.reason === 'Gone') return new WatchExpiredError(message);
+  return new KubeApiError('unavailable', message, { status: s.code ?? 0, what });
 }
 
 export type InformerEvent<S> =

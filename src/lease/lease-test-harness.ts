@@ -8,13 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { startApiServer, type ApiServerHandle, type ApiServerOptions } from '../apiserver/api-server.ts';
-import { writeKubeconfig } from '../apiserver/kubeconfig.ts';
 import type { RecordedRequest } from '../apiserver/request-log.ts';
 import { SystemClock } from '../clock/clock.ts';
 import { flushMicrotasks, ManualClock } from '../clock/manual-clock.ts';
 import { ScriptedRuntimeClient } from '../cri/scripted-runtime-client.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { loadKubeConfig } from '../kube/kube-config.ts';
+import { targetForServer } from '../kube/kube-config.ts';
 import type { Lease } from '../kube/kube-types.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { liveness, type Liveness } from '../liveness/liveness.ts';
@@ -69,7 +68,7 @@ export interface HarnessOptions {
   /** Seed the Node (default true). */
   readonly node?: boolean;
   readonly api?: ApiServerOptions;
-  /** Authenticate with a token file holding this token (through a real kubeconfig). */
+  /** Authenticate with a token file holding this token (the agent's in-cluster way: re-read on the clock). */
   readonly tokenFile?: { readonly token: string; readonly dir?: string };
 }
 
@@ -84,10 +83,9 @@ export async function harness(t: TestContext, options: HarnessOptions = {}): Pro
     const dir = options.tokenFile.dir ?? mkdtempSync(join(tmpdir(), 'nodepulse-lease-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'token'), `${options.tokenFile.token}\n`);
-    writeKubeconfig(join(dir, 'kubeconfig'), { server: api.url, tokenFile: join(dir, 'token') });
-    target = loadKubeConfig({ kubeconfig: join(dir, 'kubeconfig'), env: {} });
+    target = targetForServer(api.url, { tokenFile: join(dir, 'token') });
   } else {
-    target = loadKubeConfig({ kubeconfig: writeTempKubeconfig(t, api.url), env: {} });
+    target = targetForServer(api.url);
   }
   const client = new KubeClient({ target, clock });
   t.after(() => client.close());
@@ -179,14 +177,6 @@ export function seedNode(api: ApiServerHandle, conditions: readonly object[] = [
   const uid = (stored['metadata'] as { uid?: string }).uid;
   if (uid === undefined) throw new Error('precondition: the stand-in gives a seeded Node a uid');
   return uid;
-}
-
-function writeTempKubeconfig(t: TestContext, server: string): string {
-  const dir = mkdtempSync(join(tmpdir(), 'nodepulse-lease-'));
-  t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const path = join(dir, 'kubeconfig');
-  writeKubeconfig(path, { server });
-  return path;
 }
 
 /**

@@ -4,23 +4,15 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../support/free-port.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NODE = `${ROOT}node_modules/.bin/node`;
 const CLI = `${ROOT}dist/src/cli/main.js`;
 /** The scenario ends at 48 s; this leaves room for a slow, shared CI machine. */
 const DEMO_BOUND_MS = 120_000;
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 test('nodepulse demo plays the scenario to the end and prints every step of the timeline', { timeout: DEMO_BOUND_MS + 10_000 }, async () => {
   assert.ok(existsSync(CLI), `precondition: ${CLI} is built (npm run build)`);

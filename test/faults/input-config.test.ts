@@ -146,26 +146,26 @@ describe('bad input through the built CLI: exit 2, one line per problem on stder
     { what: 'a directory as the config file', argv: [...base, '--config', join(dir, 'a-directory')], stderr: `config: ${join(dir, 'a-directory')} must be a readable file (EISDIR: illegal operation on a directory, read)\n` },
     { what: 'a cross-field rule from a file', argv: [...base, '--config', write('deadline.yaml', 'relistDeadline: 5m\n')], stderr: 'relistDeadline: 5m must be shorter than relistThreshold (3m0s)\n' },
     // Malformed kubeconfigs.
-    { what: 'a missing kubeconfig', argv: [...base, '--kubeconfig', join(dir, 'nope')], stderr: `kubeconfig: ${join(dir, 'nope')} must be a readable file (ENOENT: no such file or directory, open '${join(dir, 'nope')}')\n` },
+    { what: 'a missing kubeconfig', argv: [...base, '--kubeconfig', join(dir, 'nope')], stderr: `kubeconfig: ${join(dir, 'nope')} must be a readable file (ENOENT: no such file or directory, stat '${join(dir, 'nope')}')\n` },
     {
       what: 'a kubeconfig that is not YAML, as one line',
       argv: [...base, '--kubeconfig', write('kc-yaml', 'apiVersion: v1\nclusters: [\n')],
       stderr: `kubeconfig: ${join(dir, 'kc-yaml')} must be YAML (Flow sequence in block collection must be sufficiently indented and end with a ] at line 3, column 1:)\n`,
     },
     { what: 'random bytes', argv: [...base, '--kubeconfig', write('kc-random', Buffer.from([0x00, 0x9f, 0x92, 0x96, 0xff, 0x10]))], stderr: `kubeconfig: ${join(dir, 'kc-random')} must hold a YAML mapping\n` },
-    { what: 'no current-context', argv: [...base, '--kubeconfig', write('kc-ctx', 'apiVersion: v1\nkind: Config\nclusters: []\n')], stderr: `kubeconfig: ${join(dir, 'kc-ctx')} must set current-context\n` },
-    { what: 'a server that is not a URL', argv: [...base, '--kubeconfig', write('kc-url', kubeconfig('{server: "not a url"}', '{name: u, user: {token: t}}'))], stderr: 'kubeconfig: cluster k server "not a url" must be a URL\n' },
-    { what: 'an ftp server', argv: [...base, '--kubeconfig', write('kc-ftp', kubeconfig('{server: "ftp://x"}', '{name: u, user: {token: t}}'))], stderr: 'kubeconfig: cluster k server "ftp://x" must be an http:// or https:// URL\n' },
+    { what: 'no current-context', argv: [...base, '--kubeconfig', write('kc-ctx', 'apiVersion: v1\nkind: Config\nclusters: []\n')], stderr: `kubeconfig: ${join(dir, 'kc-ctx')} must define a cluster and a context (it defines none)\n` },
+    { what: 'a server that is not a URL', argv: [...base, '--kubeconfig', write('kc-url', kubeconfig('{server: "not a url"}', '{name: u, user: {token: t}}'))], stderr: 'kubeconfig: cluster "k" server "not a url" must be an http:// or https:// URL\n' },
+    { what: 'an ftp server', argv: [...base, '--kubeconfig', write('kc-ftp', kubeconfig('{server: "ftp://x"}', '{name: u, user: {token: t}}'))], stderr: 'kubeconfig: cluster "k" server "ftp://x" must be an http:// or https:// URL\n' },
     {
-      what: 'an exec plugin',
+      what: 'a v1 exec plugin without interactiveMode',
       argv: [...base, '--kubeconfig', write('kc-exec', kubeconfig('{server: "http://127.0.0.1:1"}', '{name: u, user: {exec: {command: /bin/sh, apiVersion: client.authentication.k8s.io/v1}}}'))],
-      stderr: 'kubeconfig: user u exec must be unset (exec plugins are not supported)\n',
+      stderr: 'kubeconfig: user "u" exec: interactiveMode "" must be Never or IfAvailable (nodepulse has no terminal to give the plugin)\n',
     },
-    { what: 'a user that is not defined', argv: [...base, '--kubeconfig', write('kc-user', kubeconfig('{server: "http://127.0.0.1:1"}', ''))], stderr: 'kubeconfig: user u (of context c) must be defined\n' },
+    { what: 'a user that is not defined', argv: [...base, '--kubeconfig', write('kc-user', kubeconfig('{server: "http://127.0.0.1:1"}', ''))], stderr: `kubeconfig: user "u" of context "c" must be defined in ${join(dir, 'kc-user')}\n` },
     {
       what: 'a CA file that is missing',
       argv: [...base, '--kubeconfig', write('kc-ca', kubeconfig('{server: "https://127.0.0.1:1", certificate-authority: /nonexistent/ca.crt}', '{name: u, user: {token: t}}'))],
-      stderr: "kubeconfig: cluster k certificate-authority /nonexistent/ca.crt must be readable (ENOENT: no such file or directory, open '/nonexistent/ca.crt')\n",
+      stderr: "kubeconfig: cluster \"k\" certificate-authority /nonexistent/ca.crt must be readable (ENOENT: no such file or directory, open '/nonexistent/ca.crt')\n",
     },
   ];
 

@@ -1,13 +1,17 @@
 // Process fault: memory pressure (issue 6). The agent runs under --max-old-space-size=64 against
 // a simulated runtime reporting 10,000 containers (1,000 pods × 10), with the message limit
 // raised so the listing is accepted. It must keep relisting and renewing, and must not crash
-// (a V8 heap-limit crash would end the process with a fatal error on stderr).
+// (a V8 heap-limit crash would end the process with a fatal error on stderr). It runs as in a pod
+// (in-cluster, over TLS; test/support/in-cluster.ts) when it can, so the heap it is squeezed into
+// holds what production's holds; without root it is given a kubeconfig, which also loads
+// client-node's KubeConfig.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
 import { metricValue, pollUntil, renewalsWhileUnhealthy, sampleStatus, startAgentProcess, startStandIn } from '../support/agent-process.ts';
+import { isRoot } from '../support/require.ts';
 
 const NODE = 'fault-memory';
 const PODS = 1_000;
@@ -22,16 +26,18 @@ const FIRST_RENEWAL_BOUND_MS = 20_000;
 
 test('under --max-old-space-size=64, 10,000 containers are relisted and the lease renews without a crash', async (t) => {
   const clock = new SystemClock();
-  const world = await startStandIn(t, { nodeName: NODE });
+  const world = await startStandIn(t, { nodeName: NODE, inCluster: isRoot() });
+  const account = world.serviceAccount;
   const sim = await startSimRuntime({ socketPath: join(world.dir, 'cri.sock'), pods: PODS, containersPerPod: CONTAINERS_PER_POD });
   t.after(() => sim.close());
   const agent = await startAgentProcess(t, {
     nodeArgs: ['--max-old-space-size=64'],
     args: [
-      `--node-name=${NODE}`, `--cri-endpoint=${sim.endpoint}`, `--kubeconfig=${world.kubeconfig}`,
+      `--node-name=${NODE}`, `--cri-endpoint=${sim.endpoint}`, ...(account === undefined ? [`--kubeconfig=${world.kubeconfig}`] : []),
       `--relist-threshold=${THRESHOLD_MS / 1000}s`, '--relist-deadline=5s', '--lease-duration=4s', '--renew-interval=1s',
       '--api-timeout=2s', '--max-message-size=64Mi',
     ],
+    ...(account === undefined ? {} : { inCluster: account }),
   });
   const sampler = sampleStatus(t, agent);
   await pollUntil('the first renewal', () => world.lease()?.spec.renewTime, { timeoutMs: FIRST_RENEWAL_BOUND_MS });

@@ -12,7 +12,7 @@ import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-se
 import { KUBECONFIG_CONTEXT, kubeconfigDocument, writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { runFleet } from '../../src/fleet/fleet-command.ts';
+import { EXIT_ALL_FRESH, EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_NOT_FRESH, runFleet } from '../../src/fleet/fleet-command.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
 
@@ -115,6 +115,37 @@ test('fleet: exits 0 when every judged node is Fresh (a selector can narrow the 
   assert.equal(code, 0, c.err.join(''));
 });
 
+test('fleet: --help documents every exit code, each telling a verdict apart from a failure to get one', async () => {
+  const c = capture();
+  assert.equal(await runFleet(['--help'], { ...c.io, env: {} }), 0);
+  const help = c.out.join('');
+  assert.deepEqual([EXIT_ALL_FRESH, EXIT_NOT_FRESH, EXIT_BAD_INPUT, EXIT_API_FAILED], [0, 1, 2, 3]);
+  assert.match(help, /^ {2}0 {2}every judged node is Fresh$/m);
+  assert.match(help, /^ {2}1 {2}some judged node is Stale or Missing$/m);
+  assert.match(help, /^ {2}2 {2}a flag or the kubeconfig is wrong$/m);
+  assert.match(help, /^ {2}3 {2}could not ask the API \(unreachable, timed out, credentials refused, an error answer\)$/m);
+  assert.match(help, /^ +--context NAME\n +the kubeconfig context to use/m);
+});
+
+test('fleet: a --context the kubeconfig does not define exits 2 naming the contexts it does', async (t) => {
+  const f = await fixture(t, real.wallMicros());
+  const c = capture();
+  const code = await runFleet(['--kubeconfig', f.kubeconfig, '--context', 'prod'], { ...c.io, env: {} });
+  assert.equal(code, EXIT_BAD_INPUT);
+  assert.equal(c.err.join(''), `nodepulse fleet: context: "prod" must name a context of ${f.kubeconfig} (nodepulse-stand-in)\n`);
+  assert.equal(f.server.requests.all().length, 0, 'nothing was asked of the API');
+});
+
+test('fleet: an API that answers with an error is exit 3, not a verdict', async (t) => {
+  const f = await fixture(t, real.wallMicros());
+  f.server.auth.setTokens({ 'some-other-token': 'someone' });
+  const c = capture();
+  const code = await runFleet(['--kubeconfig', f.kubeconfig], { ...c.io, env: {} });
+  assert.equal(code, EXIT_API_FAILED);
+  assert.match(c.err.join(''), /^nodepulse fleet: LIST \/\S+: HTTP 401 Unauthorized: Unauthorized\n$/);
+  assert.deepEqual(c.out, []);
+});
+
 test('fleet: --observe shorter than the grace period exits 2 with that error', async () => {
   const c = capture();
   const code = await runFleet(['--observe', '10s', '--grace', '50s'], { ...c.io, env: {} });
@@ -132,7 +163,7 @@ test('fleet: --context picks the kubeconfig context; without it, the current-con
   writeFileSync(path, stringify(doc));
 
   const current = capture();
-  assert.equal(await runFleet(['--kubeconfig', path, '-o', 'json'], { ...current.io, env: {} }), 1);
+  assert.equal(await runFleet(['--kubeconfig', path, '-o', 'json'], { ...current.io, env: {} }), EXIT_API_FAILED);
   assert.equal(current.out.join(''), '', 'precondition: the current-context\'s cluster cannot be read');
   assert.match(current.err.join(''), /ECONNREFUSED/);
 
@@ -142,8 +173,8 @@ test('fleet: --context picks the kubeconfig context; without it, the current-con
   assert.equal(read.nodes.length, 7, 'the stand-in was read through the named context');
 
   const missing = capture();
-  assert.equal(await runFleet(['--kubeconfig', path, '--context', 'nope'], { ...missing.io, env: {} }), 1);
-  assert.equal(missing.err.join(''), 'nodepulse fleet: kubeconfig: context nope must be defined\n');
+  assert.equal(await runFleet(['--kubeconfig', path, '--context', 'nope'], { ...missing.io, env: {} }), EXIT_BAD_INPUT);
+  assert.match(missing.err.join(''), /^nodepulse fleet: context: "nope" must name a context of /);
 });
 
 test('fleet: --observe judges on the reader\'s clock: a lease that moves is Fresh, one an hour old but seen first is Stale only after grace', async (t) => {

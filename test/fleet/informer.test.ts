@@ -36,7 +36,7 @@ test('informer: restarts after the API goes away and after a failed list, relist
   put('a', 1_000_000);
   put('b', 1_000_000);
   const informer = new Informer<Lease, string | undefined>({
-    source: kubeListWatch<Lease>({ client, target, clock, path: PATH, labelSelector: 'nodepulse.io/role=node-lease' }),
+    source: kubeListWatch<Lease>({ client, path: PATH, labelSelector: 'nodepulse.io/role=node-lease' }),
     clock,
     project: (l) => l.spec?.renewTime,
     onEvent: (e) => events.push(e),

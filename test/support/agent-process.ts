@@ -23,14 +23,16 @@
 //   - Log lines that are not JSON are kept as `{ raw: line }`; a single line longer than
 //     MAX_LINE_BYTES is cut there (so one runaway line cannot grow memory without bound).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
 import { startApiServer, type ApiServerHandle, type ApiServerOptions } from '../../src/apiserver/api-server.ts';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 import { SystemClock, type Clock } from '../../src/clock/clock.ts';
-import { registerNode } from '../../src/apiserver/register-node.ts';
+import { kubeletLabels, registerNode } from '../../src/apiserver/register-node.ts';
+import { createTestPki } from '../../src/apiserver/test-pki.ts';
+import { inPodCommand, writeServiceAccount, type ServiceAccount } from './in-cluster.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 /** The project's Node 24 (the machine's `node` is 20 and cannot run the agent). */
@@ -76,6 +78,8 @@ export interface AgentProcessOptions {
    * It must exec the agent, so that the spawned pid is the agent's.
    */
   readonly launcher?: readonly string[];
+  /** Run in-cluster, as in a pod: this service account mounted where pods have it (root only; in-cluster.ts). */
+  readonly inCluster?: ServiceAccount;
   /** Override START_TIMEOUT_MS. */
   readonly startTimeoutMs?: number;
   /** Clock for every wait; the system clock by default. */
@@ -137,10 +141,13 @@ export async function startAgentProcess(t: Pick<TestContext, 'after'>, options: 
   const clock = options.clock ?? new SystemClock();
   const args = [...options.args];
   if (!args.some((a) => a === '--http-address' || a.startsWith('--http-address='))) args.push('--http-address=127.0.0.1:0');
-  const command = [...(options.launcher ?? []), NODE_24, ...(options.nodeArgs ?? []), AGENT_MAIN, 'agent', ...args];
-  const child = spawn(command[0] ?? NODE_24, command.slice(1), {
+  const nodeArgs = [...(options.nodeArgs ?? []), AGENT_MAIN, 'agent', ...args];
+  const inner = options.inCluster === undefined ? { file: NODE_24, args: nodeArgs } : inPodCommand(options.inCluster, NODE_24, nodeArgs);
+  const [launcher, ...launcherArgs] = options.launcher ?? [];
+  const command = launcher === undefined ? inner : { file: launcher, args: [...launcherArgs, inner.file, ...inner.args] };
+  const child = spawn(command.file, command.args, {
     cwd: options.cwd ?? REPO_ROOT,
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/root', ...options.env },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/root', ...options.inCluster?.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const proc = new SpawnedAgent(child, clock);
@@ -361,6 +368,8 @@ export interface StandIn {
   readonly api: ApiServerHandle;
   /** A kubeconfig file pointing at the stand-in (no token unless `token` was given). */
   readonly kubeconfig: string;
+  /** With `inCluster`: the service account a pod of this cluster would have (its token is `token`). */
+  readonly serviceAccount: ServiceAccount | undefined;
   /** A private temp dir (removed in t.after), for sockets and files of the test. */
   readonly dir: string;
   readonly nodeName: string;
@@ -401,6 +410,8 @@ export interface StandInOptions {
   readonly leaseNamespace?: string;
   /** The Node's status.nodeInfo, as its kubelet would report it. */
   readonly nodeInfo?: Readonly<Record<string, string>>;
+  /** Serve HTTPS with a test CA and write a service account for an in-cluster agent (see in-cluster.ts). */
+  readonly inCluster?: boolean;
 }
 
 export const DEFAULT_LEASE_NAMESPACE = 'nodepulse';
@@ -409,16 +420,31 @@ export const DEFAULT_LEASE_NAMESPACE = 'nodepulse';
 export async function startStandIn(t: Pick<TestContext, 'after'>, options: StandInOptions): Promise<StandIn> {
   const dir = mkdtempSync(join(tmpdir(), 'np-fault-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const api = await startApiServer(options.api ?? {});
+  const pki = options.inCluster === true ? createTestPki() : undefined;
+  const api = await startApiServer({ ...options.api, ...(pki === undefined ? {} : { tls: pki.server }) });
   t.after(() => api.close());
-  await createNode(api.url, options.nodeName, options.nodeInfo);
+  if (pki === undefined) await createNode(api.url, options.nodeName, options.nodeInfo);
+  else {
+    api.store.put({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: options.nodeName, labels: kubeletLabels(options.nodeName) },
+      ...(options.nodeInfo === undefined ? {} : { status: { nodeInfo: options.nodeInfo } }),
+    });
+  }
   const kubeconfig = join(dir, 'kubeconfig');
   writeKubeconfig(kubeconfig, {
     server: api.url,
     ...(options.token === undefined ? {} : { token: options.token }),
     ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
+    ...(pki === undefined ? {} : { ca: pki.ca }),
   });
   const ns = options.leaseNamespace ?? DEFAULT_LEASE_NAMESPACE;
+  let serviceAccount: ServiceAccount | undefined;
+  if (pki !== undefined) {
+    mkdirSync(join(dir, 'serviceaccount'));
+    serviceAccount = writeServiceAccount(join(dir, 'serviceaccount'), { server: api.url, ca: pki.ca, token: options.token ?? 'service-account-token', namespace: ns });
+  }
   const name = options.nodeName;
   const itemPath = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases/${name}`;
   const listPath = `/apis/coordination.k8s.io/v1/namespaces/${ns}/leases`;
@@ -428,6 +454,7 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
   return {
     api,
     kubeconfig,
+    serviceAccount,
     dir,
     nodeName: name,
     leaseNamespace: ns,

@@ -1,0 +1,46 @@
+// The lean credentials: a KubeTarget (kube-config.ts: the pod's service account, or a server
+// reached directly) as a KubeAuth. This is the agent's in-cluster path, and it never loads
+// @kubernetes/client-node: its KubeConfig costs ~80 MiB of RSS, and the agent runs on every node.
+//
+// - The connection: one keep-alive Agent for the client's life, with the target's CA, client
+//   certificate authority; at most MAX_SOCKETS connections.
+// - The token: inline, or a token file re-read every 60 s and at once after a 401
+//   (bearer-token.ts), as client-go's cached file token source does for a projected
+//   service-account token.
+import https from 'node:https';
+import type { Clock } from '../clock/clock.ts';
+import { http } from '../node-http.ts';
+import { BearerToken } from './bearer-token.ts';
+import type { KubeAuth, PreparedRequest } from './kube-auth.ts';
+import type { KubeTarget } from './kube-config.ts';
+
+/** Bounds the connections the agent may hold to the API server. */
+const MAX_SOCKETS = 4;
+
+export function targetAuth(target: KubeTarget, options: { readonly clock: Clock; readonly tokenRereadMs?: number | undefined }): KubeAuth {
+  const token = new BearerToken({
+    clock: options.clock,
+    token: target.token,
+    tokenFile: target.tokenFile,
+    ...(options.tokenRereadMs === undefined ? {} : { rereadMs: options.tokenRereadMs }),
+  });
+  const agent = target.server.startsWith('https:')
+    ? new https.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS, ...(target.ca === undefined ? {} : { ca: target.ca }) })
+    : new http.Agent({ keepAlive: true, maxSockets: MAX_SOCKETS });
+  return {
+    server: target.server,
+    source: target.source,
+    async prepare(): Promise<PreparedRequest> {
+      const authorization = await token.header();
+      return { agent, headers: authorization === undefined ? {} : { authorization } };
+    },
+    async unauthorized(): Promise<string | undefined> {
+      // Re-read before the caller's retry: a rotated projected token is the usual cause.
+      await token.reload();
+      return token.problem;
+    },
+    close(): void {
+      agent.destroy();
+    },
+  };
+}
