@@ -30,4 +30,11 @@ test('NOTES.txt adds the controller\'s and the monitoring checks when they are o
   assert.match(notes, /ConfigMap nodepulse-dashboard/);
   assert.doesNotMatch(notes, /Monitoring is off/);
   assert.doesNotMatch(notes, /RuntimeRelistUnhealthy=False/);
+  assert.doesNotMatch(notes, /NetworkPolicy/, 'no NetworkPolicy line while it is off');
+});
+
+test('NOTES.txt names the sources the NetworkPolicy admits, when it is on', () => {
+  assert.match(helm.notes(['networkPolicy.enabled=true']), /The NetworkPolicy nodepulse-metrics admits the agents' port only from namespace monitoring:\n.*cannot scrape/);
+  const peers = helm.notes(['networkPolicy.enabled=true', 'networkPolicy.monitoringNamespace=', { json: 'networkPolicy.extraFrom=[{"ipBlock":{"cidr":"10.0.0.0/16"}}]' }]);
+  assert.match(peers, /admits the agents' port only from 1 peer\(s\) of networkPolicy\.extraFrom:/);
 });

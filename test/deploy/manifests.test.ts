@@ -11,7 +11,7 @@ import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, rend
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
-const OPTIONAL_KINDS = ['Service', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'Deployment', 'PodDisruptionBudget'];
+const OPTIONAL_KINDS = ['Service', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'NetworkPolicy', 'Deployment', 'PodDisruptionBudget'];
 
 const kustomizeAll = renderKustomize('deploy/overlays/all');
 const kustomizeBase = renderKustomize('deploy');
@@ -95,6 +95,7 @@ test('kustomize and helm render the same optional components', () => {
   assert.deepEqual(spec(helmAll, 'FlowSchema'), spec(kustomizeAll, 'FlowSchema'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicy'), spec(kustomizeAll, 'ValidatingAdmissionPolicy'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicyBinding'), spec(kustomizeAll, 'ValidatingAdmissionPolicyBinding'));
+  assert.deepEqual(spec(helmAll, 'NetworkPolicy'), spec(kustomizeAll, 'NetworkPolicy'));
   assert.deepEqual(spec(helmAll, 'PrometheusRule'), spec(kustomizeAll, 'PrometheusRule'));
   const endpoints = (objs: readonly K8sObject[]): unknown => (spec(objs, 'PodMonitor') as { podMetricsEndpoints: unknown }).podMetricsEndpoints;
   assert.deepEqual(endpoints(helmAll), endpoints(kustomizeAll));

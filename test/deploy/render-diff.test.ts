@@ -19,7 +19,7 @@ function id(o: K8sObject): string {
   return `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`;
 }
 
-/** Every selector in an object, by its path: spec.selector, Service selectors, affinity and PodMonitor label selectors. */
+/** Every selector in an object, by its path: spec.selector, Service selectors, affinity, PodMonitor and NetworkPolicy label selectors. */
 function selectorsOf(value: unknown, path = ''): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   if (Array.isArray(value)) {
@@ -27,7 +27,7 @@ function selectorsOf(value: unknown, path = ''): Record<string, unknown> {
   } else if (typeof value === 'object' && value !== null) {
     for (const [k, v] of Object.entries(value)) {
       const at = path === '' ? k : `${path}.${k}`;
-      if (/^(selector|labelSelector|namespaceSelector)$/.test(k)) out[at] = v;
+      if (/^(selector|labelSelector|namespaceSelector|podSelector)$/.test(k)) out[at] = v;
       else Object.assign(out, selectorsOf(v, at));
     }
   }
@@ -63,6 +63,9 @@ test('kustomize and helm render the same selectors in every object', () => {
     Object.fromEntries(objects.flatMap((o) => Object.entries(selectorsOf(o)).map(([path, s]) => [`${id(o)} ${path}`, s])));
   const fromKustomize = selectors(kustomize);
   assert.ok(Object.keys(fromKustomize).length >= 8, `precondition: the selectors are found, got ${Object.keys(fromKustomize).join(', ')}`);
+  for (const path of ['spec.podSelector', 'spec.ingress[0].from[0].namespaceSelector']) {
+    assert.ok(`NetworkPolicy/nodepulse/nodepulse-metrics ${path}` in fromKustomize, `precondition: the NetworkPolicy's ${path} is compared`);
+  }
   assert.deepEqual(diff(fromKustomize, selectors(rendered)), []);
 });
 

@@ -22,6 +22,7 @@ export const HELM_ALL_COMPONENTS = [
   'grafanaDashboard.enabled=true',
   'flowSchema.enabled=true',
   'admissionPolicy.enabled=true',
+  'networkPolicy.enabled=true',
   'controller.enabled=true',
 ] as const;
 
@@ -91,17 +92,20 @@ export function renderKustomizeOverlay(resources: readonly string[], components:
   }
 }
 
+/** A value for Helm: `key=value` for `--set`, or `{json: 'key=<JSON>'}` for `--set-json` (lists of objects, empty objects). */
+export type HelmSet = string | { readonly json: string };
+
 /** A Helm runner with private cache/config/data folders; call close() when done. */
 export interface HelmRunner {
-  template(sets: readonly string[], opts?: { release?: string; namespace?: string }): K8sObject[];
+  template(sets: readonly HelmSet[], opts?: { release?: string; namespace?: string }): K8sObject[];
   /** `helm template` that is expected to fail: its stderr, or undefined when it rendered. */
-  templateError(sets: readonly string[]): string | undefined;
+  templateError(sets: readonly HelmSet[]): string | undefined;
   /**
    * NOTES.txt as `helm install` would print it. `helm template` never renders NOTES, so a copy
    * of the chart gets one more template that renders the same text into a ConfigMap; `lookup`
    * answers nothing there, as in `helm template`.
    */
-  notes(sets: readonly string[], opts?: { release?: string; namespace?: string }): string;
+  notes(sets: readonly HelmSet[], opts?: { release?: string; namespace?: string }): string;
   /** `helm lint --strict`, pass or fail: whether it passed, and everything it wrote. */
   lintOutcome(sets: readonly string[]): { passed: boolean; output: string };
   lint(sets: readonly string[]): string;
@@ -116,9 +120,9 @@ export function helmRunner(): HelmRunner {
     HELM_CONFIG_HOME: join(home, 'config'),
     HELM_DATA_HOME: join(home, 'data'),
   };
-  const setArgs = (sets: readonly string[]): string[] => sets.flatMap((s) => ['--set', s]);
+  const setArgs = (sets: readonly HelmSet[]): string[] => sets.flatMap((s) => (typeof s === 'string' ? ['--set', s] : ['--set-json', s.json]));
   const helm = k8sTools().helm;
-  const templateArgs = (sets: readonly string[], release = 'nodepulse', namespace = 'nodepulse'): string[] =>
+  const templateArgs = (sets: readonly HelmSet[], release = 'nodepulse', namespace = 'nodepulse'): string[] =>
     ['template', release, CHART_DIR, '--namespace', namespace, '--kube-version', '1.31.0', ...setArgs(sets)];
   const attempt = (args: readonly string[]): { passed: boolean; output: string } => {
     const r = spawnSync(helm, args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: TOOL_TIMEOUT_MS, maxBuffer: MAX_OUTPUT_BYTES });

@@ -16,6 +16,7 @@ import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionreg
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { FlowSchema } from 'kubernetes-models/flowcontrol.apiserver.k8s.io/v1/FlowSchema';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
 import { Role } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role';
@@ -51,6 +52,7 @@ const MODELS: Readonly<Record<string, ModelFactory>> = {
   'rbac.authorization.k8s.io/v1/ClusterRole': factory(ClusterRole),
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': factory(ClusterRoleBinding),
   'flowcontrol.apiserver.k8s.io/v1/FlowSchema': factory(FlowSchema),
+  'networking.k8s.io/v1/NetworkPolicy': factory(NetworkPolicy),
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': factory(ValidatingAdmissionPolicy),
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': factory(ValidatingAdmissionPolicyBinding),
   'monitoring.coreos.com/v1/PodMonitor': factory(PodMonitor),

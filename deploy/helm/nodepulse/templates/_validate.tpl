@@ -129,6 +129,17 @@ renewInterval and stuckWindow are derived as the agent derives them.
 {{- if and (ne $rate "") (not (gt ($rate | float64) 0.0)) }}
 {{- $problems = append $problems (printf "controller.maxWritesPerSecond: %s must be a number more than 0" $rate) }}
 {{- end }}
+{{- /* The NetworkPolicy's sources: an ingress rule with none admits every source, and the API
+server refuses an ipBlock beside a selector in one peer. */ -}}
+{{- $np := .Values.networkPolicy }}
+{{- if and $np.enabled (not $np.monitoringNamespace) (not $np.extraFrom) }}
+{{- $problems = append $problems "networkPolicy.monitoringNamespace: \"\" must name a namespace when networkPolicy.extraFrom is empty (a rule with no source admits every source)" }}
+{{- end }}
+{{- range $i, $peer := $np.extraFrom }}
+{{- if and (hasKey $peer "ipBlock") (gt (len $peer) 1) }}
+{{- $problems = append $problems (printf "networkPolicy.extraFrom[%d]: {%s} must be an ipBlock alone or selectors alone (the API server refuses both in one peer)" $i (keys $peer | sortAlpha | join ", ")) }}
+{{- end }}
+{{- end }}
 {{- /* The cross-field rules, once every value passed its own. */ -}}
 {{- if not $problems }}
 {{- $jitter := $defaults.agentDerived.renewJitterFraction }}
