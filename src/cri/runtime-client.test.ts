@@ -9,7 +9,7 @@ import { describe, test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { startSimRuntime, type SimRuntime, type SimRuntimeOptions } from '../cri-sim/sim-runtime.ts';
+import { startSimRuntime, type SimRuntime, type SimRuntimeOptions } from '../stand-ins/cri-runtime/sim-runtime.ts';
 import { CriError } from './cri-error.ts';
 import { GRPC_STATUS } from './grpc-fault.ts';
 import { LeanDecodeError } from './lean-decode.ts';

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { AGENT_MAIN, pollUntil, REPO_ROOT, startAgentProcess, startStandIn } from '../support/agent-process.ts';
 
 /** Packages every run of the agent loads. Add a package here when the agent comes to run on it. */
@@ -24,7 +24,7 @@ const AGENT_LOADS = [
 /** Packages the agent must not load while it relists and renews. */
 const AGENT_DOES_NOT_LOAD = ['@grpc/proto-loader'] as const;
 /** The stand-ins may speak HTTP/2 themselves; nothing else in src/ may. */
-const HTTP2_ALLOWED = ['src/apiserver/', 'src/cri-sim/'];
+const HTTP2_ALLOWED = ['src/stand-ins/api-server/', 'src/stand-ins/cri-runtime/'];
 const NODE = 'node-agent-modules';
 const RUN_BOUND_MS = 15_000;
 const HOOK = join(REPO_ROOT, 'test', 'support', 'module-load-hook.ts');

@@ -25,7 +25,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { parse as parseYaml } from 'yaml';
-import { type Clock, SystemClock, type Timer } from '../clock/clock.ts';
+import { type Clock, SystemClock, type Timer } from '../../clock/clock.ts';
 import { type AccessRule, AuthSettings, forbiddenReason, type ResourceAttributes } from './auth.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.ts';
 import { type FaultAction, FaultInjector } from './faults.ts';

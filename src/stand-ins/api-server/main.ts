@@ -1,4 +1,4 @@
-// The stand-in as a process, for the demo: `node src/apiserver/main.ts --port N [--token T]
+// The stand-in as a process, for the demo: `node src/stand-ins/api-server/main.ts --port N [--token T]
 // [--user NAME]`. Prints one JSON line `{"url": ...}` once it listens, and stops on SIGTERM or
 // SIGINT. With --token, requests must carry that bearer token (user NAME, default
 // `nodepulse`); without it, no authentication. Bad flags exit 2 with one line per problem.

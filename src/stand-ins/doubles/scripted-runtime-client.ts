@@ -6,7 +6,7 @@
 // component that starts calling something new fails its tests until they say so. version()
 // answers versionAnswer when set ('hang': never, until the call's signal aborts), and counts
 // its calls.
-import { CriError, type CriFaultCode } from './cri-error.ts';
+import { CriError, type CriFaultCode } from '../../cri/cri-error.ts';
 import type {
   CallOptions,
   Container,
@@ -15,7 +15,7 @@ import type {
   RuntimeClient,
   RuntimeStatus,
   RuntimeVersion,
-} from './types.ts';
+} from '../../cri/types.ts';
 
 export interface PendingRelist {
   readonly options: CallOptions;

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { type ApiServerHandle, startApiServer } from '../../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { type ApiServerHandle, startApiServer } from '../../../src/stand-ins/api-server/api-server.ts';
+import { writeKubeconfig } from '../../../src/stand-ins/api-server/kubeconfig.ts';
 
 const NS = 'nodepulse';
 const TOKEN = 'client-node-token';

@@ -1,7 +1,7 @@
 // The simulated CRI runtime as a process of its own (for the benchmark, the soak and the demo,
 // so that its CPU is not counted as the agent's).
 //
-//   node src/cri-sim/main.ts --socket PATH --pods N --containers-per-pod M
+//   node src/stand-ins/cri-runtime/main.ts --socket PATH --pods N --containers-per-pod M
 //        [--churn-per-second K] [--control 127.0.0.1:0] [--seed S] [--profile nodepulse-sim|cri-o]
 //
 // When it serves, it prints ONE JSON line on stdout and nothing else there:

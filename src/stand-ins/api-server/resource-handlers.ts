@@ -15,7 +15,7 @@
 //     for a patched object (patch.go applyPatchToCurrentObject).
 
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { Clock } from '../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
 import { fieldInvalid, type FieldError } from './field-error.ts';
 import { formatTime, RFC3339 } from './go-time.ts';
 import type { ObjectStore, StoredObject } from './object-store.ts';

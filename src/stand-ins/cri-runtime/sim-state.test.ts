@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { ManualClock } from '../clock/manual-clock.ts';
+import { ManualClock } from '../../clock/manual-clock.ts';
 import { POD_CHURN_EVERY, SimState } from './sim-state.ts';
 
 const HEX64 = /^[0-9a-f]{64}$/;

@@ -32,9 +32,9 @@
 //     default runtime name SIM_RUNTIME_NAME, shaped like containerd; `cri-o` answers as CRI-O.
 import { lstatSync, rmSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { SystemClock, type Clock, type Timer } from '../clock/clock.ts';
-import { loadCriService } from '../cri/cri-proto.ts';
-import { GRPC_STATUS } from '../cri/grpc-fault.ts';
+import { SystemClock, type Clock, type Timer } from '../../clock/clock.ts';
+import { loadCriService } from '../../cri/cri-proto.ts';
+import { GRPC_STATUS } from '../../cri/grpc-fault.ts';
 import { CRIO_PROFILE } from './crio-profile.ts';
 import { FaultScript, type SimFault } from './sim-faults.ts';
 import { CRI_SIM_METHODS, REFUSED_CRI_METHODS, type CriSimMethod } from './sim-methods.ts';

@@ -4,8 +4,8 @@
 //
 // Each change of a condition is logged once; a run of failed polls is logged as a run.
 import type { Clock } from '../clock/clock.ts';
-import { toFault, type CriFault } from '../cri/cri-error.ts';
-import type { RuntimeClient, RuntimeCondition } from '../cri/types.ts';
+import { toFault, type CriFault } from './cri-error.ts';
+import type { RuntimeClient, RuntimeCondition } from './types.ts';
 import { FailureRun } from '../log/failure-run.ts';
 import type { Logger } from '../log/logger.ts';
 

@@ -3,12 +3,12 @@
 // resolves on the microtask queue and is recorded. It keeps one Node and the Leases and Events
 // written to it, with merge-patch semantics for the Lease and merge-by-type for conditions.
 //
-// It is deliberately small: the faithful API is src/apiserver/ (the stand-in), which the lease
+// It is deliberately small: the faithful API is src/stand-ins/api-server/ (the stand-in), which the lease
 // and condition tests use over real HTTP. This double only has to be correct for the calls the
 // agent makes, and it throws on any Lease or Node it was not given, as the real server would 404.
-import type { CallOptions } from './kube-client.ts';
-import { KubeApiError } from './kube-api-error.ts';
-import type { KubeEvent, Lease, Node, NodeCondition } from './kube-types.ts';
+import type { CallOptions } from '../../kube/kube-client.ts';
+import { KubeApiError } from '../../kube/kube-api-error.ts';
+import type { KubeEvent, Lease, Node, NodeCondition } from '../../kube/kube-types.ts';
 
 export interface MemoryKubeCall {
   readonly method: 'patchLease' | 'createLease' | 'getNode' | 'patchNodeStatus' | 'createEvent';

@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { type ApiServerHandle, startApiServer } from '../../src/apiserver/api-server.ts';
-import { ManualClock } from '../../src/clock/manual-clock.ts';
+import { type ApiServerHandle, startApiServer } from '../../../src/stand-ins/api-server/api-server.ts';
+import { ManualClock } from '../../../src/clock/manual-clock.ts';
 
 const NS = 'nodepulse';
 const LEASES = `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases`;

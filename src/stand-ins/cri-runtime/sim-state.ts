@@ -22,8 +22,8 @@
 // Assumptions: time comes from the injected Clock (wall microseconds → nanoseconds); the
 // state is synchronous and single-threaded; nothing here touches the network.
 import { createHash } from 'node:crypto';
-import type { Clock } from '../clock/clock.ts';
-import type { ContainerState, SandboxState } from '../cri/types.ts';
+import type { Clock } from '../../clock/clock.ts';
+import type { ContainerState, SandboxState } from '../../cri/types.ts';
 
 /** Every POD_CHURN_EVERY-th churn action stops a whole sandbox instead of one container. */
 export const POD_CHURN_EVERY = 10;

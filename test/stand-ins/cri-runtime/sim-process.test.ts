@@ -1,4 +1,4 @@
-// The simulated CRI runtime as a process of its own (src/cri-sim/main.ts): its ready line, its
+// The simulated CRI runtime as a process of its own (src/stand-ins/cri-runtime/main.ts): its ready line, its
 // control endpoint, a clean stop on SIGTERM, and a restart after SIGKILL on the same socket.
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { describe, test, type TestContext } from 'node:test';
-import { SystemClock } from '../../src/clock/clock.ts';
-import { createRuntimeClient } from '../../src/cri/runtime-client.ts';
+import { SystemClock } from '../../../src/clock/clock.ts';
+import { createRuntimeClient } from '../../../src/cri/runtime-client.ts';
 
-const MAIN = join(import.meta.dirname, '../../src/cri-sim/main.ts');
+const MAIN = join(import.meta.dirname, '../../../src/stand-ins/cri-runtime/main.ts');
 const clock = new SystemClock();
 const START_TIMEOUT_MS = 10_000;
 

@@ -8,10 +8,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { type ApiServerHandle, startApiServer } from '../../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
-import { k8sTools } from '../support/k8s-tools.ts';
-import { runTool, type ToolRun } from '../support/run-tool.ts';
+import { type ApiServerHandle, startApiServer } from '../../../src/stand-ins/api-server/api-server.ts';
+import { writeKubeconfig } from '../../../src/stand-ins/api-server/kubeconfig.ts';
+import { k8sTools } from '../../support/k8s-tools.ts';
+import { runTool, type ToolRun } from '../../support/run-tool.ts';
 
 const NS = 'nodepulse';
 let server: ApiServerHandle;

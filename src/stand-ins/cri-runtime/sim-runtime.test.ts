@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { SystemClock } from '../clock/clock.ts';
-import { flushMicrotasks, ManualClock } from '../clock/manual-clock.ts';
-import { loadCriService } from '../cri/cri-proto.ts';
-import { createRuntimeClient } from '../cri/runtime-client.ts';
+import { SystemClock } from '../../clock/clock.ts';
+import { flushMicrotasks, ManualClock } from '../../clock/manual-clock.ts';
+import { loadCriService } from '../../cri/cri-proto.ts';
+import { createRuntimeClient } from '../../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime, type SimRuntimeOptions } from './sim-runtime.ts';
 
 const real = new SystemClock();

@@ -16,7 +16,7 @@
 // - Event lines are built once per store event and shared by all watchers.
 
 import type { ServerResponse } from 'node:http';
-import type { Clock, Timer } from '../clock/clock.ts';
+import type { Clock, Timer } from '../../clock/clock.ts';
 import type { ObjectStore, StoreEvent, StoredObject, WatchEventType } from './object-store.ts';
 import { clone, metaOf, type JsonObject } from './object-meta.ts';
 import { apiVersionOf, type ResourceDef, resourceId } from './resources.ts';

@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { createRuntimeClient } from '../cri/runtime-client.ts';
+import { createRuntimeClient } from '../../cri/runtime-client.ts';
 import { startSimControl } from './sim-control.ts';
 import { startSimRuntime, type SimRuntime } from './sim-runtime.ts';
 

@@ -11,7 +11,7 @@
 // - Watch sinks are called synchronously in commit order; a sink must not throw.
 
 import { randomUUID } from 'node:crypto';
-import type { Clock } from '../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
 import { formatTime, RFC3339 } from './go-time.ts';
 import { canonicalOrder, clone, type JsonObject, metaOf, stringField } from './object-meta.ts';
 import { apiVersionOf, findResourceById, RESOURCES, type ResourceDef, resourceId } from './resources.ts';
