@@ -11,7 +11,7 @@ import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { startSimRuntime, type SimRuntime, type SimRuntimeOptions } from '../stand-ins/cri-runtime/sim-runtime.ts';
 import { CriError } from './cri-error.ts';
-import { GRPC_STATUS } from './grpc-fault.ts';
+import { status as GRPC_STATUS } from '@grpc/grpc-js';
 import { LeanDecodeError } from './lean-decode.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, RECONNECT_BACKOFF_MS, runtimeChannelOptions } from './runtime-channel.ts';
 import { createRuntimeClient, type RuntimeClientOptions } from './runtime-client.ts';

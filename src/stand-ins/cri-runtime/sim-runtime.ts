@@ -34,7 +34,7 @@ import { lstatSync, rmSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import { SystemClock, type Clock, type Timer } from '../../clock/clock.ts';
 import { loadCriService } from '../../cri/cri-proto.ts';
-import { GRPC_STATUS } from '../../cri/grpc-fault.ts';
+import { status as GRPC_STATUS } from '@grpc/grpc-js';
 import { CRIO_PROFILE } from './crio-profile.ts';
 import { FaultScript, type SimFault } from './sim-faults.ts';
 import { CRI_SIM_METHODS, REFUSED_CRI_METHODS, type CriSimMethod } from './sim-methods.ts';
