@@ -25,6 +25,21 @@ export default tseslint.config(
     },
   },
   {
+    // The fence around the stand-ins (src/README.md): product code names no stand-in and not the
+    // tests' clock. This sees static imports only; test/package/import-fence.test.ts walks the
+    // whole import graph, import() included.
+    files: ['src/**/*.ts'],
+    ignores: ['src/stand-ins/**', 'src/demo/**', 'src/**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { regex: '(^|/)stand-ins/', message: 'Product code must not import a stand-in: only the demo, tests, bench and scripts may.' },
+          { regex: '(^|/)clock/manual-clock\\.ts$', message: "The manual clock is the tests' clock: product code takes a Clock." },
+        ],
+      }],
+    },
+  },
+  {
     files: ['eslint.config.js'],
     rules: { 'no-restricted-syntax': 'off' },
   },

@@ -26,10 +26,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { startApiServer, type ApiServerHandle } from '../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../src/apiserver/kubeconfig.ts';
-import { kubeletLabels } from '../src/apiserver/register-node.ts';
-import { createTestPki } from '../src/apiserver/test-pki.ts';
+import { startApiServer, type ApiServerHandle } from '../src/stand-ins/api-server/api-server.ts';
+import { writeKubeconfig } from '../src/stand-ins/api-server/kubeconfig.ts';
+import { kubeletLabels } from '../src/stand-ins/api-server/register-node.ts';
+import { createTestPki } from '../src/stand-ins/api-server/test-pki.ts';
 import { SystemClock } from '../src/clock/clock.ts';
 import { inPodCommand, writeServiceAccount, type ServiceAccount } from '../test/support/in-cluster.ts';
 import { isRoot } from '../test/support/require.ts';
@@ -214,7 +214,7 @@ function rssOf(pid: number): number {
 
 function startSim(root: string, socket: string, pods: number, containersPerPod: number): Promise<ChildServer<{ endpoint: string }>> {
   return startServer<{ endpoint: string }>(
-    ['src/cri-sim/main.ts', '--socket', socket, '--pods', String(pods), '--containers-per-pod', String(containersPerPod)],
+    ['src/stand-ins/cri-runtime/main.ts', '--socket', socket, '--pods', String(pods), '--containers-per-pod', String(containersPerPod)],
     SIM_START_TIMEOUT_MS,
     root,
   );

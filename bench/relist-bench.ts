@@ -64,7 +64,7 @@ export async function runRelistBench(options: { root: string; dir: string; sizes
   for (const size of options.sizes) {
     const socket = join(dir, `cri-${size.containers}.sock`);
     const sim = await startServer<{ endpoint: string }>(
-      ['src/cri-sim/main.ts', '--socket', socket, '--pods', String(size.pods), '--containers-per-pod', String(size.containersPerPod)],
+      ['src/stand-ins/cri-runtime/main.ts', '--socket', socket, '--pods', String(size.pods), '--containers-per-pod', String(size.containersPerPod)],
       SIM_START_TIMEOUT_MS,
       root,
     );

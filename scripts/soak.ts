@@ -28,15 +28,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { startApiServer, type ApiServerHandle } from '../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../src/apiserver/kubeconfig.ts';
+import { startApiServer, type ApiServerHandle } from '../src/stand-ins/api-server/api-server.ts';
+import { writeKubeconfig } from '../src/stand-ins/api-server/kubeconfig.ts';
 import { SystemClock } from '../src/clock/clock.ts';
 import { judgeSoak, mib, soakLimitsFor, type SoakSample, type SoakVerdict } from './soak-verdict.ts';
 
 const ROOT = join(import.meta.dirname, '..');
 const NODE = join(ROOT, 'node_modules/.bin/node');
 const AGENT = join(ROOT, 'dist/src/cli/main.js');
-const SIM = join(ROOT, 'dist/src/cri-sim/main.js');
+const SIM = join(ROOT, 'dist/src/stand-ins/cri-runtime/main.js');
 const NODE_NAME = 'soak-node';
 const TOKEN = 'soak-token-0123456789abcdef';
 /** How long a child may take to print its ready line. */

@@ -35,7 +35,7 @@ import { runLoop } from '../loop/run-loop.ts';
 import { createAgentMetrics, type AgentMetrics } from '../metrics/metrics.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { Relister, type RelistOutcome } from '../relist/relister.ts';
-import { StatusPoller } from '../runtime/status-poller.ts';
+import { StatusPoller } from '../cri/status-poller.ts';
 import { VERSION } from '../version.ts';
 import { createRelistMetricsState, recordRelistOutcome } from './relist-metrics.ts';
 

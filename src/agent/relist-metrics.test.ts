@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { ScriptedRuntimeClient, testContainer, testSandbox } from '../cri/scripted-runtime-client.ts';
+import { ScriptedRuntimeClient, testContainer, testSandbox } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import type { Container } from '../cri/types.ts';
 import { createAgentMetrics } from '../metrics/metrics.ts';
 import { Relister } from '../relist/relister.ts';

@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { CriError } from '../cri/cri-error.ts';
 import { PROBE_VERSION_DEADLINE_MS } from '../cri/endpoint-probe.ts';
-import { ScriptedRuntimeClient } from '../cri/scripted-runtime-client.ts';
+import { ScriptedRuntimeClient } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import type { RuntimeVersion } from '../cri/types.ts';
 import { NODE_READ_INTERVAL_MS, REPROBE_GAP_MS, ResolvingRuntimeClient, type ResolvingRuntimeClientOptions } from './resolving-runtime-client.ts';
 

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeEvent, Node, NodeCondition as KubeNodeCondition } from '../kube/kube-types.ts';
-import { harness, NODE, NODE_PATH, seedNode, THRESHOLD_MS, type Harness } from '../lease/lease-test-harness.ts';
+import { harness, NODE, NODE_PATH, seedNode, THRESHOLD_MS, type Harness } from '../stand-ins/doubles/lease-test-harness.ts';
 import { CONDITION_TYPE } from './desired-condition.ts';
 import { NodeCondition, type NodeConditionOptions } from './node-condition.ts';
 

@@ -6,11 +6,11 @@ import { describe, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { startSimRuntime } from '../cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../stand-ins/cri-runtime/sim-runtime.ts';
 import { CriError } from './cri-error.ts';
 import { chooseCriEndpoint, PROBE_VERSION_DEADLINE_MS, probeCriEndpoints, type ProbeResult } from './endpoint-probe.ts';
 import { createRuntimeClient } from './runtime-client.ts';
-import { ScriptedRuntimeClient } from './scripted-runtime-client.ts';
+import { ScriptedRuntimeClient } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import type { RuntimeVersion } from './types.ts';
 
 const CONTAINERD = 'unix:///run/containerd/containerd.sock';

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { CriError } from './cri-error.ts';
-import { criErrorFromGrpc, criErrorFromStatus, faultCodeFor, GRPC_STATUS, grpcCodeName } from './grpc-fault.ts';
+import { status as GRPC_STATUS } from '@grpc/grpc-js';
+import { criErrorFromGrpc, criErrorFromStatus, faultCodeFor, grpcCodeName } from './grpc-fault.ts';
 
 describe('gRPC status to CriError', () => {
   const table: Array<[number, string, string]> = [

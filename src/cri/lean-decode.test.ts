@@ -13,7 +13,7 @@ import {
   LeanDecodeError,
 } from './lean-decode.ts';
 import type { Container, PodSandbox, RuntimeStatus, RuntimeVersion } from './types.ts';
-import { mulberry32 } from '../cri-sim/sim-state.ts';
+import { mulberry32 } from '../stand-ins/cri-runtime/sim-state.ts';
 
 // --- a hand writer of the protobuf wire format, so tests can put anything on the wire -------
 

@@ -3,8 +3,8 @@
 // per change, stamped with the seconds since the demo began. At the end it says which steps
 // of the story it saw, so the demo (and its test) can tell a complete run from a broken one.
 import type { Agent } from '../agent/agent.ts';
-import type { ApiServerHandle } from '../apiserver/api-server.ts';
-import { findResource } from '../apiserver/resources.ts';
+import type { ApiServerHandle } from '../stand-ins/api-server/api-server.ts';
+import { findResource } from '../stand-ins/api-server/resources.ts';
 import type { Clock } from '../clock/clock.ts';
 import type { Writable } from '../cli/command-io.ts';
 

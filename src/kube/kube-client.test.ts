@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { startApiServer } from '../apiserver/api-server.ts';
+import { startApiServer } from '../stand-ins/api-server/api-server.ts';
 import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { KubeApiError } from './kube-api-error.ts';

@@ -1,5 +1,5 @@
 // kubectl's loading and merge rules (client-go clientcmd), one test each, on files in a temporary
-// folder. test/apiserver/kubectl-kubeconfig.test.ts checks the same merge against the real kubectl.
+// folder. test/fleet/kubeconfig-merge.test.ts checks the same merge against the real kubectl.
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { RequestOptions } from 'node:https';

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, WINDOWS, type Harness } from './lease-test-harness.ts';
+import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, WINDOWS, type Harness } from '../stand-ins/doubles/lease-test-harness.ts';
 import { GATE_WATCH_MS, NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
 
 const INTERVAL = 10_000;

@@ -17,7 +17,7 @@ import {
   until,
   WINDOWS,
   type Harness,
-} from './lease-test-harness.ts';
+} from '../stand-ins/doubles/lease-test-harness.ts';
 import { NodeLease, NodeLeaseConfigError, RECHECK_MS, type NodeLeaseOptions, type RenewalResult } from './node-lease.ts';
 
 const INTERVAL = 10_000;

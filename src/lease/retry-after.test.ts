@@ -14,7 +14,7 @@ import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { liveness } from '../liveness/liveness.ts';
 import { runLoop } from '../loop/run-loop.ts';
-import { harness, LEASE_PATH, nodeLeaseOptions, until, WINDOWS } from './lease-test-harness.ts';
+import { harness, LEASE_PATH, nodeLeaseOptions, until, WINDOWS } from '../stand-ins/doubles/lease-test-harness.ts';
 import { NodeLease, RECHECK_MS } from './node-lease.ts';
 
 const STORM_MS = 50_000;

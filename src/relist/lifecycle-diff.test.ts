@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { testContainer, testSandbox } from '../cri/scripted-runtime-client.ts';
+import { testContainer, testSandbox } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import { diffSnapshots, snapshotOf, transitionEvents, type LifecycleEvent, type PlegState, type Snapshot } from './lifecycle-diff.ts';
 
 // kubelet's generateEvents(), every (old, new) pair of PLEG states.

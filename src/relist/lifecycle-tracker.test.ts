@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Container, PodSandbox } from '../cri/types.ts';
-import { testContainer, testSandbox } from '../cri/scripted-runtime-client.ts';
-import { mulberry32 } from '../cri-sim/sim-state.ts';
+import { testContainer, testSandbox } from '../stand-ins/doubles/scripted-runtime-client.ts';
+import { mulberry32 } from '../stand-ins/cri-runtime/sim-state.ts';
 import { diffSnapshots, EMPTY_SNAPSHOT, snapshotOf, type Snapshot } from './lifecycle-diff.ts';
 import { LifecycleTracker } from './lifecycle-tracker.ts';
 

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { ScriptedRuntimeClient } from '../cri/scripted-runtime-client.ts';
+import { ScriptedRuntimeClient } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import { judgeRuntime, type LedgerRecord } from './relist-ledger.ts';
 import { Relister } from './relister.ts';
 

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { describe, it, type TestContext } from 'node:test';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { isRoot } from '../support/require.ts';
 import { pollUntil, startAgentProcess, startStandIn, type StandIn } from '../support/agent-process.ts';
 

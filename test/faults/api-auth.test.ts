@@ -15,7 +15,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import type { AccessRule } from '../../src/apiserver/auth.ts';
+import type { AccessRule } from '../../src/stand-ins/api-server/auth.ts';
 import { metricValue } from '../support/agent-process.ts';
 import {
   assertAgentAlive, clock, failedLeaseWrites, firstRenewalAfter, leaseRequests, RECHECK_MS, RENEW_INTERVAL_MS, report, sleep, startApiWorld, stepInForce,

@@ -11,7 +11,7 @@
 // cut to it (api-retry-after-storm.test.ts).
 import assert from 'node:assert/strict';
 import { describe, test, type TestContext } from 'node:test';
-import type { RecordedRequest } from '../../src/apiserver/request-log.ts';
+import type { RecordedRequest } from '../../src/stand-ins/api-server/request-log.ts';
 import { metricValue, pollUntil } from '../support/agent-process.ts';
 import {
   assertAgentAlive, type ApiWorld, failedLeaseWrites, firstRenewalAfter, logsWith, RECHECK_MS, report, sleep, startApiWorld, stepInForce,

@@ -18,10 +18,10 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
-import type { RecordedRequest } from '../../src/apiserver/request-log.ts';
-import type { ApiServerOptions } from '../../src/apiserver/api-server.ts';
+import type { RecordedRequest } from '../../src/stand-ins/api-server/request-log.ts';
+import type { ApiServerOptions } from '../../src/stand-ins/api-server/api-server.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { startSimRuntime, type SimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime, type SimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { retryDelayMs } from '../../src/lease/backoff.ts';
 import { RECHECK_MS } from '../../src/lease/node-lease.ts';
 import { startAgentProcess, startStandIn, type AgentProcess, type StandIn } from '../support/agent-process.ts';

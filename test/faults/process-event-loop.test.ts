@@ -22,7 +22,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import {
   linesWith, metricValue, pollUntil, renewalsWhileUnhealthy, sampleStatus, startAgentProcess, startStandIn,
 } from '../support/agent-process.ts';

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { metricValue, pollUntil, startAgentProcess, startStandIn } from '../support/agent-process.ts';
 
 const NODE = 'fault-sigterm';

@@ -16,7 +16,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { parseLabelSelector } from '../../src/fleet/label-selector.ts';
 import { judgeNode, observeLease, type LeaseSighting, type Verdict } from '../../src/fleet/readiness.ts';
 import {

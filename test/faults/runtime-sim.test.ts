@@ -19,7 +19,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { startSimRuntime, type SimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime, type SimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import {
   linesWith, metricValue, pollUntil, renewalsWhileUnhealthy, runFault, sampleStatus, startAgentProcess, startStandIn, stoppedEarlyByMs,
   type AgentProcess, type FaultRun, type StandIn, type StatusSampler,

@@ -30,10 +30,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
+import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { startSimRuntime, type SimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime, type SimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { createNode, metricValue, startAgentProcess, type AgentProcess } from '../support/agent-process.ts';
 import {
   controllerWrites, electionHolder, electionWrites, nodeCondition, observedTerms, startControllerProcess, termViolations, waitFor,

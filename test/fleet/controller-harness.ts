@@ -27,7 +27,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ApiServerHandle } from '../../src/apiserver/api-server.ts';
+import type { ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { NODE_24, PROBE_TIMEOUT_MS, REPO_ROOT, STOP_TIMEOUT_MS } from '../support/agent-process.ts';
 import { agentLease } from './fleet-fixtures.ts';

@@ -11,9 +11,9 @@ import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
-import { createTestPki } from '../../src/apiserver/test-pki.ts';
+import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
+import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
+import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { agentLease, realisticNode } from './fleet-fixtures.ts';
 

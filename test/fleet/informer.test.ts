@@ -2,7 +2,7 @@
 // 410 Expired, and reports what changed while it was away.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startApiServer } from '../../src/apiserver/api-server.ts';
+import { startApiServer } from '../../src/stand-ins/api-server/api-server.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';

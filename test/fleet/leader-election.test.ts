@@ -1,7 +1,7 @@
 // Leader election against the API stand-in, on manual clocks (acceptance 2 of the fleet issue).
 import { test, type TestContext } from 'node:test';
 import assert from 'node:assert/strict';
-import { startApiServer, type ApiServerHandle } from '../../src/apiserver/api-server.ts';
+import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
 import { FencedError, type Term } from '../../src/election/term.ts';
 import { ELECTION_LEASE_NAME } from '../../src/election/leader-elector.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';

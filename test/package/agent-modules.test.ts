@@ -6,14 +6,16 @@
 //     under a module-load hook (test/support/module-load-hook.ts) that records every module the
 //     process loads, until it has relisted and renewed its Lease. Every package of AGENT_LOADS
 //     must be among them. @grpc/proto-loader must not: the relist path decodes with the lean
-//     reader, and the full proto is loaded only by the rare calls the agent never makes.
+//     reader, and the full proto is loaded only by the rare calls the agent never makes. Nor
+//     may any module of dist/src/stand-ins/ (the fence of src/README.md), the demo, or the
+//     tests' manual clock: the agent ships to every node and runs on none of them.
 //   - No module of src/ outside the stand-ins imports node:http2: the CRI client speaks gRPC
 //     through @grpc/grpc-js, which owns the HTTP/2 connection.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, test } from 'node:test';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { AGENT_MAIN, pollUntil, REPO_ROOT, startAgentProcess, startStandIn } from '../support/agent-process.ts';
 
 /** Packages every run of the agent loads. Add a package here when the agent comes to run on it. */
@@ -23,8 +25,12 @@ const AGENT_LOADS = [
 ] as const;
 /** Packages the agent must not load while it relists and renews. */
 const AGENT_DOES_NOT_LOAD = ['@grpc/proto-loader'] as const;
+/** Built modules (paths under dist/src/) a run of the agent must not load. */
+function notForANode(path: string): boolean {
+  return path.startsWith('stand-ins/') || path.startsWith('demo/') || path === 'clock/manual-clock.js';
+}
 /** The stand-ins may speak HTTP/2 themselves; nothing else in src/ may. */
-const HTTP2_ALLOWED = ['src/apiserver/', 'src/cri-sim/'];
+const HTTP2_ALLOWED = ['src/stand-ins/api-server/', 'src/stand-ins/cri-runtime/'];
 const NODE = 'node-agent-modules';
 const RUN_BOUND_MS = 15_000;
 const HOOK = join(REPO_ROOT, 'test', 'support', 'module-load-hook.ts');
@@ -52,7 +58,7 @@ describe('what the agent runs on', () => {
     assert.equal(packageOf('node:http2'), undefined);
   });
 
-  test('a run of the built agent loads every package it runs on, and not proto-loader', { timeout: 60_000 }, async (t) => {
+  test('a run of the built agent loads every package it runs on, not proto-loader, and no stand-in', { timeout: 60_000 }, async (t) => {
     assert.ok(existsSync(AGENT_MAIN), 'precondition: the agent is built (npm test builds it first)');
     const standIn = await startStandIn(t, { nodeName: NODE });
     const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
@@ -74,6 +80,11 @@ describe('what the agent runs on', () => {
     const loaded = new Set(urls.map(packageOf).filter((p) => p !== undefined));
     for (const name of AGENT_LOADS) assert.ok(loaded.has(name), `the agent loads ${name} (loaded: ${[...loaded].sort().join(', ')})`);
     for (const name of AGENT_DOES_NOT_LOAD) assert.ok(!loaded.has(name), `the agent does not load ${name} to relist and renew`);
+    const distSrc = `file://${join(REPO_ROOT, 'dist', 'src')}/`;
+    const own = urls.filter((u) => u.startsWith(distSrc)).map((u) => u.slice(distSrc.length));
+    for (const path of ['cri/runtime-client.js', 'lease/node-lease.js']) assert.ok(own.includes(path), `precondition: the hook recorded the agent's own ${path}`);
+    assert.ok(existsSync(join(REPO_ROOT, 'dist', 'src', 'stand-ins', 'api-server', 'api-server.js')), 'precondition: the stand-ins are built beside the agent, so loading one would show');
+    assert.deepEqual(own.filter(notForANode), [], 'the agent loads no stand-in, no demo and not the tests\' clock');
   });
 
   test('no module of src/ outside the stand-ins imports node:http2', () => {

@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { describe, test } from 'node:test';
 import { criProtoPath } from '../../src/cri/cri-proto.ts';
 import { RUNTIME_CLIENT_CALLS } from '../../src/cri/runtime-client.ts';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
-import { REFUSED_CRI_METHODS } from '../../src/cri-sim/sim-methods.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
+import { REFUSED_CRI_METHODS } from '../../src/stand-ins/cri-runtime/sim-methods.ts';
 import { REPO_ROOT, startAgentProcess, startStandIn } from '../support/agent-process.ts';
 import { firstRenewalAfter, sleep } from '../faults/api-world.ts';
 
@@ -46,7 +46,7 @@ describe('the CRI methods the agent can call are the six read-only ones', () => 
   });
 
   test('the built code names no mutating CRI method and no other CRI service', () => {
-    const agentCode = jsFiles(join(REPO_ROOT, 'dist', 'src')).filter((f) => !f.includes('/cri-sim/') && !f.endsWith('.test.js'));
+    const agentCode = jsFiles(join(REPO_ROOT, 'dist', 'src')).filter((f) => !f.includes('/stand-ins/cri-runtime/') && !f.endsWith('.test.js'));
     assert.ok(agentCode.length > 20, `precondition: dist/src is built (${agentCode.length} files)`);
     const found: string[] = [];
     for (const file of agentCode) {
@@ -57,7 +57,7 @@ describe('the CRI methods the agent can call are the six read-only ones', () => 
       }
       if (/runtime\.v1\.ImageService/.test(code)) found.push(`${file.slice(REPO_ROOT.length)}: runtime.v1.ImageService`);
     }
-    // The simulated runtime (dist/src/cri-sim) names them on purpose, to refuse them, and the
+    // The simulated runtime (dist/src/stand-ins/cri-runtime) names them on purpose, to refuse them, and the
     // compiled unit tests name them to test the proto parser; neither is the agent.
     assert.deepEqual(found, []);
   });

@@ -17,7 +17,7 @@ import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { startAgentProcess, startStandIn, type AgentProcess } from '../support/agent-process.ts';
 import { clock } from '../faults/api-world.ts';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { join } from 'node:path';
 import { describe, test } from 'node:test';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { ROUTES } from '../../src/http/http-server.ts';
 import { startAgentProcess, startStandIn, type AgentProcess } from '../support/agent-process.ts';
 import { clock } from '../faults/api-world.ts';

@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
-import { startSimRuntime } from '../../src/cri-sim/sim-runtime.ts';
+import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
+import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
 import { startAgentProcess, startStandIn } from '../support/agent-process.ts';
 import { firstRenewalAfter, sleep } from '../faults/api-world.ts';
 

@@ -27,11 +27,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { TestContext } from 'node:test';
-import { startApiServer, type ApiServerHandle, type ApiServerOptions } from '../../src/apiserver/api-server.ts';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { startApiServer, type ApiServerHandle, type ApiServerOptions } from '../../src/stand-ins/api-server/api-server.ts';
+import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { SystemClock, type Clock } from '../../src/clock/clock.ts';
-import { kubeletLabels, registerNode } from '../../src/apiserver/register-node.ts';
-import { createTestPki } from '../../src/apiserver/test-pki.ts';
+import { kubeletLabels, registerNode } from '../../src/stand-ins/api-server/register-node.ts';
+import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
 import { inPodCommand, writeServiceAccount, type ServiceAccount } from './in-cluster.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
