@@ -4,7 +4,7 @@
 // - renew its Lease over HTTPS, authenticated by the service-account token and trusting ca.crt;
 // - re-read the token when kubelet rotates it: one 401 at most, then the new token, no restart;
 // - never load @kubernetes/client-node: its KubeConfig alone costs ~80 MiB of RSS on every node.
-// A module-load hook (test/support/module-log-hook.ts) records every module the agent loads. The
+// A module-load hook (test/support/module-load-hook.ts) records every module the agent loads. The
 // same agent given a kubeconfig file instead does load KubeConfig, which shows the hook sees it.
 import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -14,7 +14,7 @@ import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts'
 import { isRoot } from '../support/require.ts';
 import { pollUntil, startAgentProcess, startStandIn, type StandIn } from '../support/agent-process.ts';
 
-const HOOK = resolve(import.meta.dirname, '..', 'support', 'module-log-hook.ts');
+const HOOK = resolve(import.meta.dirname, '..', 'support', 'module-load-hook.ts');
 const USER = 'system:serviceaccount:nodepulse:nodepulse';
 const OLD_TOKEN = 'in-cluster-old-token-0123456789';
 const NEW_TOKEN = 'in-cluster-new-token-9876543210';
@@ -50,7 +50,7 @@ describe('the agent in a pod: its lean in-cluster path', { timeout: 90_000 }, ()
     const agent = await startAgentProcess(t, {
       args: ['--node-name=node-in-cluster', `--cri-endpoint=${endpoint}`, '--renew-interval=1s', '--lease-duration=4s', '--api-timeout=2s'],
       nodeArgs: ['--import', HOOK],
-      env: { NODEPULSE_MODULE_LOG: moduleLog },
+      env: { MODULE_LOAD_LOG: moduleLog },
       inCluster: account,
     });
     const target = await agent.waitForLog((l) => l['msg'] === 'Kubernetes API target', 1_000);
@@ -81,7 +81,7 @@ describe('the agent in a pod: its lean in-cluster path', { timeout: 90_000 }, ()
     const agent = await startAgentProcess(t, {
       args: ['--node-name=node-kubeconfig', `--cri-endpoint=${endpoint}`, `--kubeconfig=${standIn.kubeconfig}`],
       nodeArgs: ['--import', HOOK],
-      env: { NODEPULSE_MODULE_LOG: moduleLog },
+      env: { MODULE_LOAD_LOG: moduleLog },
     });
     await pollUntil('the first renewal', () => standIn.lease()?.spec.renewTime, { timeoutMs: RENEWAL_TIMEOUT_MS });
     assert.ok(loaded(moduleLog).some((m) => m.endsWith(KUBECONFIG_MODULE)), `${KUBECONFIG_MODULE} was loaded`);
