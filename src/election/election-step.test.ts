@@ -12,7 +12,7 @@ import {
   type Seen,
 } from './election-step.ts';
 
-const SELF: Candidate = { identity: 'a', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+const SELF: Candidate = { identity: 'a', leaseDurationMs: 15_000, renewDeadlineMs: 10_000 };
 /** Our wall clock now, as written into the record. */
 const STAMP = '2026-01-02T03:04:05.000000Z';
 const EARLIER = '2026-01-02T03:00:00.000000Z';

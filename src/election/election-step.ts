@@ -44,10 +44,10 @@
 // read only as the MicroTime `stamp` written into renewTime and acquireTime; no rule reads it.
 import type { LeaseSpec } from '../kube/kube-types.ts';
 
+/** The two windows the rules time; retryPeriod and its jitter are the elector's scheduling. */
 export interface ElectionTimings {
   readonly leaseDurationMs: number;
   readonly renewDeadlineMs: number;
-  readonly retryPeriodMs: number;
 }
 
 export interface Candidate extends ElectionTimings {
@@ -77,14 +77,12 @@ export interface Readings {
   readonly stamp: string;
 }
 
-/** The last column of the table. `once-written`: not now; the write's success decides. */
-export type Believes = 'yes' | 'no' | 'once-written';
-
 interface StepBase {
   /** Set when a belief still held must end now, with the reason. */
   readonly endsBelief?: string;
 }
 
+/** `believes` is the table's last column; `once-written`: not now, the write's success decides. */
 export type ElectionStep =
   | (StepBase & { readonly action: 'read'; readonly believes: 'no' })
   | (StepBase & { readonly action: 'create'; readonly believes: 'once-written'; readonly spec: LeaseSpec })
