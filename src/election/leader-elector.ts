@@ -1,19 +1,18 @@
-// Leader election on a coordination.k8s.io/v1 Lease, for the fleet controller's replicas.
+// Leader election on a coordination.k8s.io/v1 Lease, for the fleet controller's replicas, after
+// client-go's tools/leaderelection. The rules (what to do next, when a holder has expired, when
+// our belief ends) are pure functions in election-step.ts, with their table; this class does
+// the I/O around them:
 //
-// It follows client-go's tools/leaderelection, with its timing rules made explicit:
-//
-// | what                         | rule                                                              |
-// |------------------------------|-------------------------------------------------------------------|
-// | another holder's lease       | expired once leaseDuration has passed on OUR clock since we last  |
-// |                              | saw the record change (holder, renewTime, acquireTime, transitions)|
-// | our belief that we lead      | ends renewDeadline after our last successful write was SENT,      |
-// |                              | and at once on another holder or a write conflict                 |
-// | isLeader()                   | compares that deadline with the caller's clock now; no timer needed|
-// | every write                  | a PUT carrying the resourceVersion we read (create when missing)  |
-// | retries                      | every retryPeriod plus up to 20 % jitter; a follower also wakes   |
-// |                              | just after the holder's lease would expire                        |
-// | stop() (clean)               | ends belief, then releases: holder "" and leaseDurationSeconds 1  |
-// | abort() (crash)              | ends belief and writes nothing: the lease expires on its own      |
+// | what             | how                                                                      |
+// |------------------|--------------------------------------------------------------------------|
+// | tick()           | asks the rules with what we remember; when told to, GETs the lease and   |
+// |                  | asks again; then POSTs (create), PUTs with the resourceVersion we read,  |
+// |                  | or waits                                                                 |
+// | isLeader()       | the rules' belief on the caller's clock now; no timer needed             |
+// | the belief timer | ends the term when the renew deadline passes, so leader tasks hear of it |
+// | retries          | every retryPeriod plus up to 20 % jitter, through runLoop                |
+// | stop() (clean)   | ends belief, then releases the lease: holder "", leaseDurationSeconds 1  |
+// | abort() (crash)  | ends belief and writes nothing: the lease expires on its own             |
 //
 // Assumptions and failure modes:
 // - Clocks may be skewed by any amount, but must run at about the same RATE: others wait
@@ -29,7 +28,19 @@ import { Heartbeat } from '../liveness/heartbeat.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import type { Logger } from '../log/logger.ts';
 import { isAlreadyExists, isConflict, isNotFound } from '../kube/kube-api-error.ts';
-import type { Lease, LeaseSpec } from '../kube/kube-types.ts';
+import type { Lease } from '../kube/kube-types.ts';
+import {
+  afterWrite,
+  beliefEndsAtMs,
+  decideElectionStep,
+  leadsAt,
+  observeRecord,
+  releasedSpec,
+  type AfterWrite,
+  type ElectionStep,
+  type Readings,
+  type Sighting,
+} from './election-step.ts';
 import { Term, type TermOwner } from './term.ts';
 
 /** Upstream defaults (kube-controller-manager's --leader-elect-*). */
@@ -91,12 +102,12 @@ export function validateElectionTimings(leaseDurationMs: number, renewDeadlineMs
   return problems;
 }
 
+type WriteStep = Exclude<ElectionStep, { action: 'read' } | { action: 'wait' }>;
+
 interface Observed {
+  /** The whole object, for its resourceVersion and metadata. */
   readonly lease: Lease;
-  /** holder|renewTime|acquireTime|transitions: what "the record changed" compares. */
-  readonly key: string;
-  /** Our monotonic ms when the record was last seen to change. */
-  readonly changedAtMs: number;
+  readonly sighting: Sighting;
 }
 
 export class LeaderElector implements TermOwner {
@@ -112,7 +123,8 @@ export class LeaderElector implements TermOwner {
   readonly #random: () => number;
   readonly #options: ElectorOptions;
   #observed: Observed | undefined;
-  #beliefDeadlineMs = Number.NEGATIVE_INFINITY;
+  /** When our last successful write was sent, while a term is believed (see election-step.ts). */
+  #lastWriteOkMs: number | undefined;
   #term: Term | undefined;
   #termAbort: AbortController | undefined;
   #termCount = 0;
@@ -139,7 +151,7 @@ export class LeaderElector implements TermOwner {
 
   /** Whether we believe we lead, on our clock NOW (not when the loop last ran). */
   isLeader(): boolean {
-    return this.#term !== undefined && this.#clock.monotonicMs() < this.#beliefDeadlineMs;
+    return this.#term !== undefined && leadsAt(this.#lastWriteOkMs, this.#clock.monotonicMs(), this.renewDeadlineMs);
   }
 
   believes(n: number): boolean {
@@ -177,12 +189,7 @@ export class LeaderElector implements TermOwner {
     const held = this.isLeader() ? this.#observed : undefined;
     await this.#halt('stopping');
     if (held === undefined) return;
-    const spec = held.lease.spec ?? {};
-    const now = formatMicroTime(this.#clock.wallMicros());
-    const released: Lease = {
-      ...held.lease,
-      spec: { ...spec, holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now },
-    };
+    const released: Lease = { ...held.lease, spec: releasedSpec(held.lease.spec ?? {}, this.#stamp()) };
     try {
       await this.#api.replaceLease(this.namespace, this.name, released, { timeoutMs: RELEASE_TIMEOUT_MS });
       this.#options.logger?.info({ lease: `${this.namespace}/${this.name}` }, 'Released the leader lease');
@@ -203,102 +210,94 @@ export class LeaderElector implements TermOwner {
     await this.#loop;
   }
 
-  /** One attempt to acquire or renew. Returns the delay before the next. Exported for tests. */
+  /**
+   * One attempt to acquire or renew: asks election-step.ts what to do with what we remember,
+   * reads the lease if told to and asks again, then does it. Returns the delay before the next.
+   */
   async tick(signal: AbortSignal): Promise<number> {
-    const sentAtMs = this.#clock.monotonicMs();
-    if (this.isLeader() && this.#observed !== undefined) return this.#renew(this.#observed.lease, sentAtMs, signal);
-
-    let current: Lease;
-    try {
-      current = await this.#api.getLease(this.namespace, this.name, { signal });
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      return this.#create(sentAtMs, signal);
-    }
-    const now = this.#clock.monotonicMs();
-    const observed = this.#observe(current, now);
-    const holder = current.spec?.holderIdentity ?? '';
-    if (holder !== '' && holder !== this.identity) {
-      this.#endBelief(`another holder: ${holder}`);
-      const durationMs = (current.spec?.leaseDurationSeconds ?? this.leaseDurationMs / 1000) * 1000;
-      const expiresAtMs = observed.changedAtMs + durationMs;
-      if (now < expiresAtMs) return Math.min(this.#retryDelay(), expiresAtMs - now + 1);
-    }
-    return this.#renew(current, this.#clock.monotonicMs(), signal);
-  }
-
-  async #create(sentAtMs: number, signal: AbortSignal): Promise<number> {
-    const now = formatMicroTime(this.#clock.wallMicros());
-    const lease: Lease = {
-      metadata: { name: this.name, namespace: this.namespace, labels: { ...ELECTION_LABELS } },
-      spec: { holderIdentity: this.identity, leaseDurationSeconds: this.leaseDurationMs / 1000, acquireTime: now, renewTime: now, leaseTransitions: 0 },
-    };
-    try {
-      const created = await this.#api.createLease(this.namespace, lease, { signal });
-      this.#succeeded(created, sentAtMs);
-      return this.retryPeriodMs;
-    } catch (err) {
-      if (!isAlreadyExists(err) && !isConflict(err)) throw err;
-      this.#endBelief('write conflict');
-    }
-    return this.#retryDelay();
-  }
-
-  async #renew(current: Lease, sentAtMs: number, signal: AbortSignal): Promise<number> {
-    const spec: LeaseSpec = current.spec ?? {};
-    const now = formatMicroTime(this.#clock.wallMicros());
-    const ours = spec.holderIdentity === this.identity;
-    const next: Lease = {
-      ...current,
-      metadata: { ...current.metadata, labels: { ...current.metadata.labels, ...ELECTION_LABELS } },
-      spec: {
-        ...spec,
-        holderIdentity: this.identity,
-        leaseDurationSeconds: this.leaseDurationMs / 1000,
-        acquireTime: ours && spec.acquireTime !== undefined ? spec.acquireTime : now,
-        renewTime: now,
-        leaseTransitions: ours ? (spec.leaseTransitions ?? 0) : (spec.leaseTransitions ?? 0) + 1,
-      },
-    };
-    try {
-      const written = await this.#api.replaceLease(this.namespace, this.name, next, { signal });
-      this.#succeeded(written, sentAtMs);
-      return this.retryPeriodMs;
-    } catch (err) {
-      if (isConflict(err) || isNotFound(err)) {
-        // Someone wrote between our read and our write: whoever it was, we no longer know we lead.
-        this.#endBelief('write conflict');
-        this.#observed = undefined;
-        return this.#retryDelay();
+    let step: ElectionStep = this.#ending(decideElectionStep({ via: 'memory', sighting: this.#observed?.sighting }, this.#readings(), this));
+    if (step.action === 'read') {
+      let current: Lease | undefined;
+      try {
+        current = await this.#api.getLease(this.namespace, this.name, { signal });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
       }
-      throw err; // belief stands until its deadline; the loop logs and retries
+      const sighting = current === undefined ? undefined : this.#observe(current, this.#clock.monotonicMs());
+      step = this.#ending(decideElectionStep({ via: 'read', sighting }, this.#readings(), this));
     }
+    if (step.action === 'wait') return Math.min(this.#retryDelay(), step.wakeWithinMs);
+    return this.#write(step, signal);
   }
 
-  #succeeded(written: Lease, sentAtMs: number): void {
+  #readings(): Readings {
+    return { nowMs: this.#clock.monotonicMs(), lastWriteOkMs: this.#lastWriteOkMs, stamp: this.#stamp() };
+  }
+
+  /** Ends a belief the step says is over, before anything else is done. */
+  #ending<S extends ElectionStep>(step: S): S {
+    if (step.endsBelief !== undefined) this.#endBelief(step.endsBelief);
+    return step;
+  }
+
+  async #write(step: WriteStep, signal: AbortSignal): Promise<number> {
+    const current = this.#observed?.lease;
+    const sentAtMs = this.#clock.monotonicMs();
+    let written: Lease;
+    try {
+      if (step.action === 'create') {
+        const lease: Lease = { metadata: { name: this.name, namespace: this.namespace, labels: { ...ELECTION_LABELS } }, spec: step.spec };
+        written = await this.#api.createLease(this.namespace, lease, { signal });
+      } else {
+        // A renewal or take-over follows a sighting, and every sighting is kept with its object.
+        if (current === undefined) throw new Error(`election step ${step.action} without a lease seen`);
+        const metadata = { ...current.metadata, labels: { ...current.metadata.labels, ...ELECTION_LABELS } };
+        written = await this.#api.replaceLease(this.namespace, this.name, { ...current, metadata, spec: step.spec }, { signal });
+      }
+    } catch (err) {
+      // Lost the race: someone wrote between our read and our write (or created it first).
+      const lostRace = step.action === 'create' ? isAlreadyExists(err) || isConflict(err) : isConflict(err) || isNotFound(err);
+      const after = afterWrite(lostRace ? 'conflict' : 'failed', sentAtMs, this.#lastWriteOkMs);
+      if (after.endsBelief !== undefined) this.#endBelief(after.endsBelief);
+      if (after.reread) this.#observed = undefined;
+      this.#lastWriteOkMs = after.lastWriteOkMs;
+      if (!lostRace) throw err; // the loop logs it and retries after its jittered period
+      return this.#nextDelay(after);
+    }
+    const after = afterWrite('ok', sentAtMs, this.#lastWriteOkMs);
+    this.#succeeded(written, after);
+    return this.#nextDelay(after);
+  }
+
+  #nextDelay(after: AfterWrite): number {
+    return after.next === 'retry-period' ? this.retryPeriodMs : this.#retryDelay();
+  }
+
+  #succeeded(written: Lease, after: AfterWrite): void {
     this.#observe(written, this.#clock.monotonicMs());
-    const deadline = sentAtMs + this.renewDeadlineMs;
     if (!this.isLeader()) this.#startTerm();
-    this.#beliefDeadlineMs = deadline;
+    this.#lastWriteOkMs = after.lastWriteOkMs;
     this.#beliefTimer?.cancel();
     const number = this.#term?.number;
-    this.#beliefTimer = this.#clock.after(deadline - this.#clock.monotonicMs(), () => {
-      if (this.#term?.number === number && this.#clock.monotonicMs() >= this.#beliefDeadlineMs) this.#endBelief('renew deadline passed');
+    const endsAtMs = beliefEndsAtMs(this.#lastWriteOkMs, this.renewDeadlineMs);
+    this.#beliefTimer = this.#clock.after(endsAtMs - this.#clock.monotonicMs(), () => {
+      if (this.#term?.number === number && !this.isLeader()) this.#endBelief('renew deadline passed');
     });
   }
 
-  #observe(lease: Lease, nowMs: number): Observed {
-    const s = lease.spec ?? {};
-    const key = `${s.holderIdentity ?? ''}|${s.renewTime ?? ''}|${s.acquireTime ?? ''}|${s.leaseTransitions ?? 0}`;
-    const prev = this.#observed;
-    const observed: Observed = { lease, key, changedAtMs: prev !== undefined && prev.key === key ? prev.changedAtMs : nowMs };
-    this.#observed = observed;
-    const holder = s.holderIdentity ?? '';
+  #observe(lease: Lease, nowMs: number): Sighting {
+    const sighting = observeRecord(this.#observed?.sighting, lease.spec ?? {}, nowMs);
+    this.#observed = { lease, sighting };
+    const holder = lease.spec?.holderIdentity ?? '';
     if (holder !== this.#lastHolder) {
       this.#lastHolder = holder;
       this.#options.onNewLeader?.(holder);
     }
-    return observed;
+    return sighting;
+  }
+
+  #stamp(): string {
+    return formatMicroTime(this.#clock.wallMicros());
   }
 
   #startTerm(): void {
@@ -320,7 +319,7 @@ export class LeaderElector implements TermOwner {
   }
 
   #endBelief(reason: string): void {
-    this.#beliefDeadlineMs = Number.NEGATIVE_INFINITY;
+    this.#lastWriteOkMs = undefined;
     this.#beliefTimer?.cancel();
     this.#beliefTimer = undefined;
     const term = this.#term;
