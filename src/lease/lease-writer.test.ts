@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, WINDOWS, type Harness } from './lease-test-harness.ts';
 import { GATE_WATCH_MS, NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
+import { nextRenewMicros } from './lease-writer.ts';
 
 const INTERVAL = 10_000;
 const PATCH_ROUTE = `PATCH ${LEASE_PATH}`;
@@ -381,3 +382,18 @@ test('a write whose gate stays open leaves no watch behind', async (t) => {
   }
   assert.equal(h.clock.pendingTimers(), before, 'no timer outlives its write');
 });
+
+// The renewTime rule (DESIGN.md): never at or before the last stamp.
+const T0 = Date.UTC(2026, 0, 2, 3, 4, 5) * 1000; // µs
+const NEXT: ReadonlyArray<[string, number, number | undefined, number]> = [
+  ['the first stamp is the wall clock', T0, undefined, T0],
+  ['a later wall clock is used as it is', T0 + 5_000_000, T0, T0 + 5_000_000],
+  ['the same microsecond moves on by one', T0, T0, T0 + 1],
+  ['a wall clock stepped back an hour still moves on by one', T0 - 3_600_000_000, T0, T0 + 1],
+];
+
+for (const [name, now, last, expected] of NEXT) {
+  test(`renewTime: ${name}`, () => {
+    assert.equal(nextRenewMicros(now, last), expected);
+  });
+}

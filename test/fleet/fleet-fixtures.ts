@@ -3,7 +3,7 @@
 // A Node here carries what a kubelet really publishes: ~20 labels and annotations, addresses,
 // capacity and allocatable, the five kubelet conditions, nodeInfo, and a list of cached images
 // with their digests and sizes, so that one Node is about 6 KiB of JSON, as on a real cluster.
-import { formatMicroTime } from '../../src/fleet/readiness.ts';
+import { formatMicroTime } from '../../src/kube/meta-time.ts';
 
 export const LEASE_NAMESPACE = 'nodepulse';
 
