@@ -15,8 +15,6 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
-import type { Clock } from '../clock/clock.ts';
-import { SystemClock } from '../clock/clock.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
 import type { Env } from '../config/parse-settings.ts';
 import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
@@ -50,9 +48,6 @@ import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.t
 import { markerApi, NodeMarker, SILENT_TAINT_KEY } from './node-marker.ts';
 import { TokenBucket } from './token-bucket.ts';
 import type { CommandIo } from '../cli/command-io.ts';
-
-/** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
-export type ControllerIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
 /** The agent DaemonSet's default name: what deploy/base and the chart's default release install. */
 const DEFAULT_AGENT_DAEMONSET = 'nodepulse';
@@ -185,11 +180,11 @@ export function parseControllerFlags(argv: readonly string[], env: Env): Command
   return parseCommandFlags(argv, env, CONTROLLER_COMMAND);
 }
 
-export async function runController(argv: string[], io: ControllerIo, signal: AbortSignal): Promise<number> {
+export async function runController(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
   const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
   if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
-  const clock = io.clock ?? new SystemClock();
+  const { clock } = io;
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
   let client: KubeClient;
   try {

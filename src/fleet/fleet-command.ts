@@ -24,7 +24,6 @@
 // reader-flags.ts's, validated by the same zod shape.
 import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
-import { SystemClock } from '../clock/clock.ts';
 import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
 import { checkCrossFieldRules, type CrossFieldRule } from '../config/cross-field-rules.ts';
 import { formatDuration } from '../config/duration.ts';
@@ -48,9 +47,6 @@ import {
 import type { NodeReadiness } from './readiness.ts';
 import { summarizeFleet } from './readiness.ts';
 import type { CommandIo } from '../cli/command-io.ts';
-
-/** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
-export type FleetIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
 const FLEET_SPECS: readonly FlagSpec[] = [
   valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),
@@ -125,11 +121,11 @@ const FLEET_COMMAND: CommandDefinition<FleetFlags> = {
   schema: fleetFields.pipe(z.custom<FleetFields>().superRefine(checkCrossFieldRules(FLEET_RULES)).transform(toFleetFlags)),
 };
 
-export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal): Promise<number> {
+export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSignal): Promise<number> {
   const parsed = flagsOrExit(argv, io, FLEET_COMMAND);
   if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
-  const clock = io.clock ?? new SystemClock();
+  const { clock } = io;
   let client: KubeClient;
   let leases: ListWatchSource<Lease>;
   let nodes: ListWatchSource<Node>;

@@ -8,8 +8,11 @@ import { test } from 'node:test';
 import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, WINDOWS, type Harness } from './lease-test-harness.ts';
 import { GATE_WATCH_MS, NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
 import { nextRenewMicros } from './lease-writer.ts';
+import { SystemClock } from '../clock/clock.ts';
 
 const INTERVAL = 10_000;
+/** Real time, for polls while HTTP is in flight and the manual clock stands still. */
+const real = new SystemClock();
 const PATCH_ROUTE = `PATCH ${LEASE_PATH}`;
 
 function nodeLease(h: Harness, extra: Partial<NodeLeaseOptions> = {}): { lease: NodeLease; conflicts: () => number } {
@@ -271,7 +274,7 @@ test('a tick whose signal aborts mid-request is not counted as a failure', async
   const controller = new AbortController();
   await h.relist('answer');
   const pending = lease.tick(controller.signal);
-  await until(() => h.api.requests.count({ method: 'PATCH' }) === 2, 'the PATCH to reach the server');
+  await until(real, () => h.api.requests.count({ method: 'PATCH' }) === 2, 'the PATCH to reach the server');
   controller.abort();
   assert.equal(await pending, RECHECK_MS);
   // And one aborted before its request could go out at all.
@@ -300,7 +303,7 @@ async function atTheStuckEdge(h: Harness): Promise<void> {
 /** Starts a tick, lets `waitFor` reach the stand-in (which holds it 1 ms), moves 1 ms, and returns the tick's delay. */
 async function tickAcrossTheEdge(h: Harness, lease: NodeLease, waitFor: { method: string; count: number }): Promise<number> {
   const pending = lease.tick(h.signal);
-  await until(() => h.api.requests.count({ method: waitFor.method }) === waitFor.count, `the ${waitFor.method} to reach the stand-in`);
+  await until(real, () => h.api.requests.count({ method: waitFor.method }) === waitFor.count, `the ${waitFor.method} to reach the stand-in`);
   await h.clock.advance(1);
   assert.equal(h.relisterLiveness().state, 'Stalled', 'precondition: the gate is now closed (the relister is past its stuck window)');
   return pending;
@@ -355,13 +358,13 @@ test('a write in flight when the gate closes is cancelled: the tick ends withhel
   const patches = h.api.requests.count({ method: 'PATCH' });
   let delay: number | undefined;
   const pending = lease.tick(h.signal).then((d) => (delay = d));
-  await until(() => h.api.requests.count({ method: 'PATCH' }) === patches + 1, 'the PATCH to reach the stand-in');
+  await until(real, () => h.api.requests.count({ method: 'PATCH' }) === patches + 1, 'the PATCH to reach the stand-in');
   await h.clock.advance(WINDOWS.stuckWindowMs - startAt);
   assert.equal(h.relisterLiveness().state, 'Alive', 'precondition: the gate is still open at the edge of the stuck window');
   assert.equal(delay, undefined, 'precondition: the write is still in flight while the gate is open');
   await h.clock.advance(GATE_WATCH_MS);
   assert.equal(h.relisterLiveness().state, 'Stalled', 'precondition: the gate has closed');
-  await until(() => delay !== undefined, 'the tick to end once the gate closed', 2_000);
+  await until(real, () => delay !== undefined, 'the tick to end once the gate closed', 2_000);
   await pending;
   assert.equal(delay, RECHECK_MS, 'withheld: looked at again in RECHECK');
   assert.equal(h.lines('Lease renewal withheld')[0]?.['reason'], 'relister-stalled');

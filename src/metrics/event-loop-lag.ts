@@ -33,7 +33,7 @@
 import { createRequire } from 'node:module';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';
-import { SystemClock, type Clock, type Timer } from '../clock/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
 
 /** How often the event loop is sampled, in ms (see the header for why 500). */
 export const EVENT_LOOP_SAMPLE_MS = 500;
@@ -45,10 +45,11 @@ type DefaultCollector = (registry: Registry, config: object) => void;
 
 /**
  * Registers prom-client's default process and Node.js collectors on `registry`, except its
- * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on the system
- * clock for the life of the process; its timer does not keep the process alive.
+ * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on `clock` (the
+ * system clock in the agent) for the life of the process; its timer does not keep the process
+ * alive.
  */
-export function collectProcessMetrics(registry: Registry, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
+export function collectProcessMetrics(registry: Registry, clock: Clock, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
   // prom-client exports collectDefaultMetrics() whole; its collectors are one module each, named
   // by its metricsList. Loading them by that list keeps any collector a later version adds.
   const require = createRequire(import.meta.url);
@@ -61,7 +62,6 @@ export function collectProcessMetrics(registry: Registry, sampleMs: number = EVE
     const collector = require(`prom-client/lib/metrics/${name}.js`) as DefaultCollector;
     collector(registry, {});
   }
-  const clock = new SystemClock();
   const sampler = new EventLoopLagSampler(clock, sampleMs);
   sampler.start();
   registerEventLoopLag(registry, sampler.lateness, clock, sampleMs);
