@@ -22,8 +22,8 @@
 //     own `deadline` is a wall-clock instant (a Date, sent as grpc-timeout), which a stepped wall
 //     clock would shorten or stretch, so it is never set. Give the client the system clock
 //     outside tests; on a ManualClock a deadline passes only when the test advances it. The first
-//     PodSandboxStatus / ContainerStatus call also loads the full proto before its deadline starts
-//     (tens of ms, once).
+//     PodSandboxStatus / ContainerStatus call also loads the full proto, once, before its deadline
+//     starts.
 //   - relist() issues both listings at once, under ONE deadline: a hung runtime costs one
 //     deadline, not two (kubelet's serial calls cost two, more than its relist threshold). When
 //     one call fails, the other is cancelled and relist() rejects with the first fault.

@@ -2,7 +2,7 @@
 // a real Heartbeat judged by liveness(), the KubeClient talking over real HTTP to the API
 // stand-in, all on one ManualClock (the stand-in records each request's arrival on it too).
 //
-// Not used by the agent. It lives beside the tests it serves, as the strict fakes do.
+// Not used by the agent: a stand-in, like the strict fakes.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

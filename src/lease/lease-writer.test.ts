@@ -1,5 +1,5 @@
-// Issue 3's acceptance 11: how the node lease writes, asserted on the API stand-in's request
-// record, over real HTTP on a manual clock.
+// How the node lease writes, asserted on the API stand-in's request record, over real HTTP on a
+// manual clock; and the renewTime rule, against a table.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,5 +1,5 @@
-// Issue 3's acceptance 1–10: the node lease against the API stand-in over real HTTP, on a
-// manual clock, with a real Relister (scripted runtime) and real heartbeats.
+// The node lease against the API stand-in over real HTTP, on a manual clock, with a real
+// Relister (scripted runtime) and real heartbeats.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SystemClock } from '../clock/clock.ts';
