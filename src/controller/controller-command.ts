@@ -33,12 +33,10 @@ import {
 } from '../election/leader-elector.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
+import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
 import { createLogger, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
-import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
-import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
@@ -188,9 +186,7 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
   let client: KubeClient;
   try {
-    const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
-    // A node list page is 500 Nodes: a few MiB of realistic Nodes, under this cap.
-    client = new KubeClient({ auth: kubeConfigAuth(loaded), clock, maxResponseBytes: 64 * 1024 * 1024 });
+    client = readerClient(flags, io);
   } catch (err) {
     io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? 2 : 1;

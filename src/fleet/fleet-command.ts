@@ -31,12 +31,10 @@ import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
-import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
-import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, listAll, type ListWatchSource } from '../kube/list-watch.ts';
 import type { LabelSelector } from './label-selector.ts';
-import { READER_FLAG_SPECS, readerFlagShape, readerFlags } from './reader-flags.ts';
+import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { renderJson, renderTable, type ReportContext } from './fleet-report.ts';
 import {
   AGENT_LEASE_SELECTOR,
@@ -130,8 +128,7 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
   let leases: ListWatchSource<Lease>;
   let nodes: ListWatchSource<Node>;
   try {
-    const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
-    client = new KubeClient({ auth: kubeConfigAuth(loaded), clock, maxResponseBytes: 64 * 1024 * 1024 });
+    client = readerClient(flags, io);
     leases = kubeListWatch<Lease>({
       client,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
