@@ -133,7 +133,7 @@ async function floorRelist(args: Args, clock: SystemClock): Promise<{ relist: Re
 /** nodepulse: the agent's relist tick with its metrics, on a fresh registry. */
 function nodepulseRelist(args: Args, clock: SystemClock): { relist: RelistOnce; close: () => void } {
   const client = createRuntimeClient({ endpoint: args.endpoint, maxMessageBytes: args.maxMessageBytes, clock });
-  const metrics = createAgentMetrics(new Registry(), { relistDeadlineMs: RELIST_DEADLINE_MS, version: 'bench' });
+  const metrics = createAgentMetrics(new Registry(), { relistDeadlineMs: RELIST_DEADLINE_MS, version: 'bench', clock });
   const memo = createRelistMetricsState();
   const relister = new Relister({
     client,

@@ -220,7 +220,7 @@ async function soak(options: Options): Promise<SoakResult> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    api = await startApiServer({ tokens: { [TOKEN]: 'system:serviceaccount:nodepulse:nodepulse' }, maxRecordedRequests: 10_000 });
+    api = await startApiServer({ clock, tokens: { [TOKEN]: 'system:serviceaccount:nodepulse:nodepulse' }, maxRecordedRequests: 10_000 });
     api.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: NODE_NAME, labels: { 'kubernetes.io/os': 'linux' } } });
     const tokenFile = join(dir, 'token');
     writeFileSync(tokenFile, TOKEN, { mode: 0o600 });

@@ -90,6 +90,7 @@ export class Agent {
       relistDeadlineMs: config.relistDeadlineMs,
       relistPeriodMs: config.relistPeriodMs,
       version: VERSION,
+      clock,
     });
     this.relister = new Relister({
       client: runtime,

@@ -1,6 +1,6 @@
 // Fault-injection hooks for the fault suite (test/faults/process-*.test.ts): ways to hurt a
 // running agent from outside that no real signal gives. OFF unless their variable is set; an
-// agent started without them installs no handler and behaves exactly as before.
+// agent started without them installs no handler and behaves as if they did not exist.
 //
 // | variable                               | signal  | what the agent does                                      |
 // |----------------------------------------|---------|----------------------------------------------------------|

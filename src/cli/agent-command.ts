@@ -61,7 +61,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
   const runtime = new ResolvingRuntimeClient({
     configured: config.criEndpoint === undefined ? undefined : { ...parseCriEndpoint(config.criEndpoint), source: loaded.sources.criEndpoint },
     clock: io.clock,
-    create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes }),
+    create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes, clock: io.clock }),
     nodeRuntime: async (signal) => (await kube.getNode(config.nodeName, { signal })).status?.nodeInfo?.containerRuntimeVersion,
   });
   const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube, criEndpoint: () => runtime.view() });

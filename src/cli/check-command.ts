@@ -99,7 +99,7 @@ export async function runCheck(argv: readonly string[], io: CommandIo): Promise<
     io.stderr.write(`nodepulse check: ${(err as Error).message}\n`);
     return 2;
   }
-  const create = (endpoint: string): RuntimeClient => createRuntimeClient({ endpoint, maxMessageBytes });
+  const create = (endpoint: string): RuntimeClient => createRuntimeClient({ endpoint, maxMessageBytes, clock: io.clock });
   let client: RuntimeClient;
   let chosen: Pick<CheckReport, 'endpoint' | 'endpointRule' | 'endpointReason' | 'probed'>;
   if (configured !== undefined) {

@@ -1,5 +1,5 @@
-// Issue 4's acceptance 5: the Node condition and its Events, asserted on the API stand-in's
-// request record over real HTTP, on a manual clock, with a real Relister (scripted runtime).
+// The Node condition and its Events, asserted on the API stand-in's request record over real
+// HTTP, on a manual clock, with a real Relister (scripted runtime).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeEvent, Node, NodeCondition as KubeNodeCondition } from '../kube/kube-types.ts';

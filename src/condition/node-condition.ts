@@ -32,7 +32,7 @@ import { isAborted } from '../kube/kube-api-error.ts';
 import type { CallOptions } from '../kube/kube-client.ts';
 import type { KubeEvent, Node, NodeCondition as KubeNodeCondition } from '../kube/kube-types.ts';
 import { backoffMs } from '../lease/backoff.ts';
-import { formatMicroTime, formatTime } from '../lease/micro-time.ts';
+import { formatMicroTime, formatTime } from '../kube/meta-time.ts';
 import { FailureRun } from '../log/failure-run.ts';
 import type { Logger } from '../log/logger.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';

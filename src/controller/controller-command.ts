@@ -15,8 +15,6 @@ import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
-import type { Clock } from '../clock/clock.ts';
-import { SystemClock } from '../clock/clock.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
 import type { Env } from '../config/parse-settings.ts';
 import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
@@ -35,12 +33,10 @@ import {
 } from '../election/leader-elector.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
+import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
 import { createLogger, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
-import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
-import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
@@ -50,9 +46,6 @@ import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.t
 import { markerApi, NodeMarker, SILENT_TAINT_KEY } from './node-marker.ts';
 import { TokenBucket } from './token-bucket.ts';
 import type { CommandIo } from '../cli/command-io.ts';
-
-/** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
-export type ControllerIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
 /** The agent DaemonSet's default name: what deploy/base and the chart's default release install. */
 const DEFAULT_AGENT_DAEMONSET = 'nodepulse';
@@ -185,17 +178,15 @@ export function parseControllerFlags(argv: readonly string[], env: Env): Command
   return parseCommandFlags(argv, env, CONTROLLER_COMMAND);
 }
 
-export async function runController(argv: string[], io: ControllerIo, signal: AbortSignal): Promise<number> {
+export async function runController(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
   const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
   if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
-  const clock = io.clock ?? new SystemClock();
+  const { clock } = io;
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
   let client: KubeClient;
   try {
-    const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
-    // A node list page is 500 Nodes: a few MiB of realistic Nodes, under this cap.
-    client = new KubeClient({ auth: kubeConfigAuth(loaded), clock, maxResponseBytes: 64 * 1024 * 1024 });
+    client = readerClient(flags, io);
   } catch (err) {
     io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? 2 : 1;

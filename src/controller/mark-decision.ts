@@ -32,7 +32,7 @@
 //   own partition, or the API server's, than half the agents dying together. Clearing marks
 //   never pauses.
 import type { NodeRecord } from '../fleet/fleet-view.ts';
-import type { NodeReadiness } from '../fleet/readiness.ts';
+import { summarizeFleet, type NodeReadiness } from '../fleet/readiness.ts';
 
 export const MARK_REASON = 'AgentLeaseStale';
 export const HEALTHY_REASON = 'RelistHealthy';
@@ -78,12 +78,7 @@ export function decideMark(reading: NodeReadiness, paused: boolean, otherWroteWi
 
 /** More than half the judged fleet Stale or Missing: marking pauses. */
 export function shouldPause(readings: readonly NodeReadiness[]): { paused: boolean; judged: number; silent: number } {
-  let judged = 0;
-  let silent = 0;
-  for (const r of readings) {
-    if (!r.judged) continue;
-    judged++;
-    if (r.verdict !== 'Fresh') silent++;
-  }
+  const { judged, fresh } = summarizeFleet(readings);
+  const silent = judged - fresh;
   return { paused: judged > 0 && silent * 2 > judged, judged, silent };
 }

@@ -18,11 +18,12 @@ import type { Clock } from '../clock/clock.ts';
 import { formatDuration } from '../config/duration.ts';
 import { FencedError, type Term } from '../election/term.ts';
 import { CONDITION_TYPE, nodeRecord, type NodeRecord, type Taint } from '../fleet/fleet-view.ts';
-import { formatMicroTime, type NodeReadiness } from '../fleet/readiness.ts';
+import type { NodeReadiness } from '../fleet/readiness.ts';
 import type { Logger } from '../log/logger.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { isConflict, isNotFound } from '../kube/kube-api-error.ts';
 import type { KubeEvent, Node } from '../kube/kube-types.ts';
+import { formatMicroTime, formatTime } from '../kube/meta-time.ts';
 import type { ControllerMetrics, WriteResource } from './controller-metrics.ts';
 import { HEALTHY_REASON, MARK_REASON } from './mark-decision.ts';
 import type { TokenBucket } from './token-bucket.ts';
@@ -65,11 +66,6 @@ export interface NodeMarkerOptions {
   readonly logger: Logger | undefined;
 }
 
-/** metav1.Time: whole seconds. */
-function metaTime(wallMicros: number): string {
-  return `${new Date(Math.floor(wallMicros / 1000)).toISOString().slice(0, 19)}Z`;
-}
-
 /** The condition message: how long ago the lease last moved, on the controller's clock. */
 export function staleMessage(reading: NodeReadiness, leaseNamespace: string): string {
   const lease = `${leaseNamespace}/${reading.node}`;
@@ -99,7 +95,7 @@ export class NodeMarker {
     this.#o.logger?.warn({ node: node.name, verdict: reading.verdict, message }, 'Marked node: agent lease stale');
     await this.#event(term, node, 'Warning', MARK_REASON, message);
     if (this.#o.taint && !written.taints.some((t) => t.key === SILENT_TAINT_KEY)) {
-      const taint: Taint = { key: SILENT_TAINT_KEY, effect: 'NoSchedule', timeAdded: metaTime(this.#o.clock.wallMicros()) };
+      const taint: Taint = { key: SILENT_TAINT_KEY, effect: 'NoSchedule', timeAdded: formatTime(this.#o.clock.wallMicros()) };
       written = await this.#setTaints(term, written, [...written.taints, taint]);
       this.#o.metrics.marks.inc({ action: 'taint_added' });
     }
@@ -123,7 +119,7 @@ export class NodeMarker {
 
   async #setCondition(term: Term, node: NodeRecord, status: 'Unknown' | 'False', reason: string, message: string): Promise<NodeRecord> {
     await this.#o.bucket.take(term.signal);
-    const now = metaTime(this.#o.clock.wallMicros());
+    const now = formatTime(this.#o.clock.wallMicros());
     const patch = {
       metadata: node.resourceVersion === undefined ? {} : { resourceVersion: node.resourceVersion },
       status: { conditions: [{ type: CONDITION_TYPE, status, reason, message, lastHeartbeatTime: now, lastTransitionTime: now }] },

@@ -199,13 +199,14 @@ test('on real sockets: a gRPC server without CRI (as Docker\'s containerd) is re
     noCri.bindAsync(`unix://${noCriPath}`, grpc.ServerCredentials.createInsecure(), (err) => (err === null ? resolve() : reject(err)));
   });
   t.after(() => noCri.forceShutdown());
-  const sim = await startSimRuntime({ socketPath: join(dir, 'crio.sock') });
+  const real = new SystemClock();
+  const sim = await startSimRuntime({ socketPath: join(dir, 'crio.sock'), clock: real });
   t.after(() => sim.close());
 
   const outcome = await probeCriEndpoints({
     candidates: [`unix://${noCriPath}`, sim.endpoint, `unix://${join(dir, 'absent.sock')}`],
-    create: (endpoint) => createRuntimeClient({ endpoint }),
-    clock: new SystemClock(),
+    create: (endpoint) => createRuntimeClient({ endpoint, clock: real }),
+    clock: real,
   });
   t.after(() => outcome.client?.close());
   const [first, second, third] = outcome.results;

@@ -3,11 +3,10 @@
 // also reads, StatusResponse and VersionResponse, with the writer of VersionRequest.
 //
 // Why: the agent relists every second, forever, on every node. A full decode (protobufjs via
-// proto-loader) builds every label, annotation and image field of every item, and that was
-// measured at about 10 ms of client CPU per relist of 210 sandboxes + 420 containers. The agent
-// reads only ids, metadata names, states and creation times (src/cri/types.ts), so this reader
-// walks the bytes once, keeps those fields and skips everything else by its length, without
-// decoding it.
+// proto-loader) builds every label, annotation and image field of every item: the floor the
+// benchmark measures the agent's relist against (docs/bench.md). The agent reads only ids,
+// metadata names, states and creation times (src/cri/types.ts), so this reader walks the bytes
+// once, keeps those fields and skips everything else by its length, without decoding it.
 //
 // What it keeps, by field number (the same numbers as upstream's api.proto):
 //   PodSandbox: 1 id, 2 metadata {1 name, 2 uid, 3 namespace, 4 attempt}, 3 state, 4 created_at
@@ -15,8 +14,8 @@
 //   StatusResponse: 1 status {1 conditions {1 type, 2 status, 3 reason, 4 message}}
 //   VersionResponse: 1 version, 2 runtime_name, 3 runtime_version, 4 runtime_api_version
 // Why Status and Version too: the agent polls Status every 5 s. Decoding it with the full proto
-// meant loading proto-loader and parsing api.proto in every agent, about 17 MiB of RSS for a
-// message of a few hundred bytes (bench/, RSS breakdown). With these, an agent never loads it.
+// would load proto-loader and parse api.proto in every agent, megabytes of RSS for a message of a
+// few hundred bytes (docs/bench.md, RSS breakdown). With these, an agent never loads it.
 //
 // Semantics follow the protobuf encoding rules, and a test checks them against the full decode
 // of the same bytes:

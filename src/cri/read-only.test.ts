@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { describe, test } from 'node:test';
+import { ManualClock } from '../clock/manual-clock.ts';
 import { criProtoPath } from './cri-proto.ts';
 import { createRuntimeClient, RUNTIME_CLIENT_CALLS } from './runtime-client.ts';
 
@@ -47,7 +48,7 @@ describe('read-only by construction', () => {
   });
 
   test('the client exposes exactly endpoint, the seven read-only calls and close', () => {
-    const client = createRuntimeClient({ endpoint: 'unix:///nonexistent/nodepulse-test.sock' });
+    const client = createRuntimeClient({ endpoint: 'unix:///nonexistent/nodepulse-test.sock', clock: new ManualClock() });
     try {
       assert.deepEqual(
         Object.keys(client).sort(),

@@ -24,13 +24,13 @@ const DEFAULT_RELIST_PERIOD_MS = 1000;
 
 async function setUp(
   t: TestContext,
-  simOptions: Omit<SimRuntimeOptions, 'socketPath'> = {},
-  clientOptions: Omit<RuntimeClientOptions, 'endpoint'> = {},
+  simOptions: Partial<Omit<SimRuntimeOptions, 'socketPath'>> = {},
+  clientOptions: Partial<Omit<RuntimeClientOptions, 'endpoint'>> = {},
 ): Promise<{ sim: SimRuntime; client: RuntimeClient; socketPath: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'np-cri-'));
   const socketPath = join(dir, 'cri.sock');
-  const sim = await startSimRuntime({ socketPath, ...simOptions });
-  const client = createRuntimeClient({ endpoint: `unix://${socketPath}`, ...clientOptions });
+  const sim = await startSimRuntime({ socketPath, clock, ...simOptions });
+  const client = createRuntimeClient({ endpoint: `unix://${socketPath}`, clock, ...clientOptions });
   t.after(async () => {
     client.close();
     await sim.close();
@@ -208,7 +208,7 @@ describe('runtime client on the simulated runtime', () => {
     assert.equal(err.code, 'resource_exhausted');
     assert.match(err.detail, /larger than max/);
 
-    const raised = createRuntimeClient({ endpoint: socketPath, maxMessageBytes: 1024 * 1024 });
+    const raised = createRuntimeClient({ endpoint: socketPath, maxMessageBytes: 1024 * 1024, clock });
     t.after(() => raised.close());
     const listing = await raised.relist(LONG);
     assert.equal(listing.sandboxes.length, 2);
@@ -216,7 +216,7 @@ describe('runtime client on the simulated runtime', () => {
   });
 
   test('a receive limit outside gRPC\'s range is refused', () => {
-    assert.throws(() => createRuntimeClient({ endpoint: '/x.sock', maxMessageBytes: 0 }), /^RangeError: maxMessageBytes: 0 must be/);
+    assert.throws(() => createRuntimeClient({ endpoint: '/x.sock', maxMessageBytes: 0, clock }), /^RangeError: maxMessageBytes: 0 must be/);
   });
 
   test('the deadline is the Clock\'s: a hung relist ends when the clock passes it, naming both calls and the socket', async (t) => {
@@ -272,7 +272,7 @@ describe('runtime client on the simulated runtime', () => {
     assert.equal(err.code, 'unavailable');
     assert.ok(err.message.includes(socketPath), `names the socket: ${err.message}`);
 
-    const back = await startSimRuntime({ socketPath, pods: 5 });
+    const back = await startSimRuntime({ socketPath, pods: 5, clock });
     t.after(() => back.close());
     const returned = clock.monotonicMs();
     let sandboxes = -1;
@@ -321,7 +321,7 @@ describe('runtime client on the simulated runtime', () => {
     const dir = mkdtempSync(join(tmpdir(), 'np-cri-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     const socketPath = join(dir, 'absent.sock');
-    const client = createRuntimeClient({ endpoint: socketPath });
+    const client = createRuntimeClient({ endpoint: socketPath, clock });
     t.after(() => client.close());
     for (const call of [client.relist(LONG), client.version(LONG)]) {
       const err = await criRejection(call);
@@ -340,7 +340,7 @@ describe('runtime client on the simulated runtime', () => {
     server.register('/runtime.v1.RuntimeService/ListPodSandbox', answer, raw, raw, 'unary');
     server.register('/runtime.v1.RuntimeService/ListContainers', answer, raw, raw, 'unary');
     await new Promise<void>((resolve, reject) => server.bindAsync(`unix://${socketPath}`, grpc.ServerCredentials.createInsecure(), (e) => (e === null ? resolve() : reject(e))));
-    const client = createRuntimeClient({ endpoint: socketPath });
+    const client = createRuntimeClient({ endpoint: socketPath, clock });
     t.after(() => {
       client.close();
       server.forceShutdown();

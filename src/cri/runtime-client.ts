@@ -22,8 +22,8 @@
 //     own `deadline` is a wall-clock instant (a Date, sent as grpc-timeout), which a stepped wall
 //     clock would shorten or stretch, so it is never set. Give the client the system clock
 //     outside tests; on a ManualClock a deadline passes only when the test advances it. The first
-//     PodSandboxStatus / ContainerStatus call also loads the full proto before its deadline starts
-//     (tens of ms, once).
+//     PodSandboxStatus / ContainerStatus call also loads the full proto, once, before its deadline
+//     starts.
 //   - relist() issues both listings at once, under ONE deadline: a hung runtime costs one
 //     deadline, not two (kubelet's serial calls cost two, more than its relist threshold). When
 //     one call fails, the other is cancelled and relist() rejects with the first fault.
@@ -42,7 +42,7 @@
 // `bytes` in the listings' results is the size of the received protobuf messages.
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
-import { SystemClock, type Clock } from '../clock/clock.ts';
+import type { Clock } from '../clock/clock.ts';
 import { CriError } from './cri-error.ts';
 import { loadCriService } from './cri-proto.ts';
 import { parseCriEndpoint } from './endpoint.ts';
@@ -88,8 +88,8 @@ export interface RuntimeClientOptions {
   readonly endpoint: string;
   /** Max size of one received message; default DEFAULT_MAX_MESSAGE_BYTES. */
   readonly maxMessageBytes?: number;
-  /** Times the deadlines; default the system clock. */
-  readonly clock?: Clock;
+  /** Times the deadlines: the system clock, from the command's entry point, outside tests. */
+  readonly clock: Clock;
 }
 
 /** One unary RPC as grpc-js takes it: its path, and how its request and answer are (de)serialized. */
@@ -137,7 +137,7 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
   if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < 1 || maxMessageBytes > MAX_MESSAGE_BYTES_LIMIT) {
     throw new RangeError(`maxMessageBytes: ${maxMessageBytes} must be a whole number from 1 to ${MAX_MESSAGE_BYTES_LIMIT}`);
   }
-  const clock = options.clock ?? new SystemClock();
+  const { clock } = options;
   const channel = new grpc.Client(endpoint, grpc.credentials.createInsecure(), runtimeChannelOptions(maxMessageBytes));
   const inFlight = new Set<Started<unknown>>();
   let closed = false;

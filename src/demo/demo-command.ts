@@ -125,7 +125,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
       clock,
       logger,
       registry: new Registry(),
-      runtime: createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes }),
+      runtime: createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes, clock }),
       kube,
     });
     const address = await agent.start();

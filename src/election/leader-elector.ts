@@ -23,7 +23,7 @@
 // - The elector itself never writes anything but its Lease. Leader tasks get a Term (term.ts)
 //   whose fence refuses their writes once belief has ended.
 import type { Clock, Timer } from '../clock/clock.ts';
-import { formatMicroTime } from '../fleet/readiness.ts';
+import { formatMicroTime } from '../kube/meta-time.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import type { Logger } from '../log/logger.ts';

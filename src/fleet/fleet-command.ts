@@ -24,7 +24,6 @@
 // reader-flags.ts's, validated by the same zod shape.
 import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
-import { SystemClock } from '../clock/clock.ts';
 import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
 import { checkCrossFieldRules, type CrossFieldRule } from '../config/cross-field-rules.ts';
 import { formatDuration } from '../config/duration.ts';
@@ -32,12 +31,10 @@ import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
-import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
-import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, listAll, type ListWatchSource } from '../kube/list-watch.ts';
 import type { LabelSelector } from './label-selector.ts';
-import { READER_FLAG_SPECS, readerFlagShape, readerFlags } from './reader-flags.ts';
+import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { renderJson, renderTable, type ReportContext } from './fleet-report.ts';
 import {
   AGENT_LEASE_SELECTOR,
@@ -48,9 +45,6 @@ import {
 import type { NodeReadiness } from './readiness.ts';
 import { summarizeFleet } from './readiness.ts';
 import type { CommandIo } from '../cli/command-io.ts';
-
-/** The CLI's CommandIo, with the clock optional (the system clock when omitted). */
-export type FleetIo = Omit<CommandIo, 'clock'> & { readonly clock?: Clock };
 
 const FLEET_SPECS: readonly FlagSpec[] = [
   valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),
@@ -125,17 +119,16 @@ const FLEET_COMMAND: CommandDefinition<FleetFlags> = {
   schema: fleetFields.pipe(z.custom<FleetFields>().superRefine(checkCrossFieldRules(FLEET_RULES)).transform(toFleetFlags)),
 };
 
-export async function runFleet(argv: string[], io: FleetIo, signal?: AbortSignal): Promise<number> {
+export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSignal): Promise<number> {
   const parsed = flagsOrExit(argv, io, FLEET_COMMAND);
   if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
-  const clock = io.clock ?? new SystemClock();
+  const { clock } = io;
   let client: KubeClient;
   let leases: ListWatchSource<Lease>;
   let nodes: ListWatchSource<Node>;
   try {
-    const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
-    client = new KubeClient({ auth: kubeConfigAuth(loaded), clock, maxResponseBytes: 64 * 1024 * 1024 });
+    client = readerClient(flags, io);
     leases = kubeListWatch<Lease>({
       client,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,

@@ -2,7 +2,8 @@
 // which rule judged the verdicts: the reader's clock (observed advances) or, for a single
 // listing, the wall-clock age of renewTime, which a skewed clock can fool.
 import { formatDuration } from '../config/duration.ts';
-import { formatMicroTime, summarizeFleet, type NodeReadiness } from './readiness.ts';
+import { formatMicroTime } from '../kube/meta-time.ts';
+import { summarizeFleet, type NodeReadiness } from './readiness.ts';
 
 export interface ReportContext {
   readonly basis: 'reader-clock' | 'wall-clock';

@@ -8,14 +8,15 @@
 //   renewTime advanced. A relist replays every lease as an event, which is no advance unless
 //   renewTime really moved, so a watch restart never freshens a silent lease.
 // - Only the projections are kept (a renewTime, a node's labels, cordon, taints and our
-//   condition), so a 5,000-node fleet costs a few MiB however large its Node objects are.
+//   condition), so memory grows with the number of nodes, not with the size of their objects
+//   (docs/bench.md, "The controller's memory at 5,000 Nodes").
 import type { Clock } from '../clock/clock.ts';
 import type { InformerEvent } from '../kube/list-watch.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
+import { parseMetaTime } from '../kube/meta-time.ts';
 import {
   judgeFleet,
   observeLease,
-  parseMicroTime,
   type LeaseSighting,
   type NodeFacts,
   type NodeReadiness,
@@ -45,13 +46,13 @@ export interface NodeRecord extends NodeFacts {
 
 /** The renewTime of a lease, µs, or undefined; what the lease informer keeps. */
 export function leaseRenewMicros(lease: Lease): number | undefined {
-  return parseMicroTime(lease.spec?.renewTime);
+  return parseMetaTime(lease.spec?.renewTime);
 }
 
 export function nodeRecord(node: Node): NodeRecord {
   const raw = node as Node & { spec?: { unschedulable?: boolean; taints?: Taint[] } };
   const condition = node.status?.conditions?.find((c) => c.type === CONDITION_TYPE);
-  const created = parseMicroTime(node.metadata.creationTimestamp);
+  const created = parseMetaTime(node.metadata.creationTimestamp);
   return {
     name: node.metadata.name ?? '',
     labels: { ...node.metadata.labels },

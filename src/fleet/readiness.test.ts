@@ -3,10 +3,8 @@ import assert from 'node:assert/strict';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { parseLabelSelector } from './label-selector.ts';
 import {
-  formatMicroTime,
   judgeNode,
   observeLease,
-  parseMicroTime,
   summarizeFleet,
   type LeaseSighting,
   type NodeFacts,
@@ -218,15 +216,4 @@ test('readiness: the summary counts judged nodes only and is allFresh only when 
   assert.deepEqual(summarizeFleet(readings), { judged: 1, fresh: 1, stale: 0, missing: 0, notJudged: 1, allFresh: true });
   readings.push(judgeNode(node({ name: 'b' }), undefined, 0, NOW_WALL, OBSERVED));
   assert.deepEqual(summarizeFleet(readings), { judged: 2, fresh: 1, stale: 0, missing: 1, notJudged: 1, allFresh: false });
-});
-
-test('readiness: MicroTime parses to microseconds and formats back with six digits', () => {
-  const text = '2026-01-02T03:04:05.123456Z';
-  const micros = parseMicroTime(text);
-  assert.equal(micros, Date.UTC(2026, 0, 2, 3, 4, 5) * 1000 + 123_456);
-  assert.equal(formatMicroTime(micros ?? 0), text);
-  assert.equal(parseMicroTime('2026-01-02T03:04:05Z'), Date.UTC(2026, 0, 2, 3, 4, 5) * 1000);
-  assert.equal(parseMicroTime('2026-01-02T04:04:05.5+01:00'), Date.UTC(2026, 0, 2, 3, 4, 5) * 1000 + 500_000);
-  assert.equal(parseMicroTime('yesterday'), undefined);
-  assert.equal(parseMicroTime(undefined), undefined);
 });

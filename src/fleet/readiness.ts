@@ -178,26 +178,3 @@ export function summarizeFleet(readings: readonly NodeReadiness[]): FleetSummary
   }
   return { judged, fresh, stale, missing, notJudged: readings.length - judged, allFresh: fresh === judged };
 }
-
-/**
- * Parses a Kubernetes MicroTime or Time (`2026-01-02T03:04:05.123456Z`, or without fraction,
- * or with an offset) into µs since the epoch; undefined when it is not one.
- */
-export function parseMicroTime(text: string | undefined | null): number | undefined {
-  if (typeof text !== 'string') return undefined;
-  const m = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/.exec(text);
-  if (m === null) return undefined;
-  const [, base = '', frac = '', zone = 'Z'] = m;
-  const seconds = Date.parse(`${base}${zone}`);
-  if (!Number.isFinite(seconds)) return undefined;
-  const micros = Number(frac.padEnd(6, '0').slice(0, 6));
-  return seconds * 1000 + micros;
-}
-
-/** Formats µs since the epoch as a MicroTime with six fractional digits. */
-export function formatMicroTime(micros: number): string {
-  const ms = Math.floor(micros / 1000);
-  const iso = new Date(ms).toISOString(); // 2026-01-02T03:04:05.123Z
-  const sub = String(Math.floor(micros) % 1_000_000).padStart(6, '0');
-  return `${iso.slice(0, 19)}.${sub}Z`;
-}

@@ -2,8 +2,8 @@
 // so that idle connections cannot silence the probes.
 //
 // A cap that refuses newcomers (net.Server's maxConnections) hands the server to whoever opens
-// connections first and never finishes a request: a pod on the node's network holding 64 half-sent
-// headers made every kubelet probe and every scrape fail. Go's servers, which the kubelet and
+// connections first and never finishes a request: a pod on the node's network holding as many
+// half-sent headers as the cap allows fails every kubelet probe and every scrape. Go's servers, which the kubelet and
 // node-exporter use, hold no cap at all; we keep one (file descriptors are bounded), but choose
 // what to close:
 //

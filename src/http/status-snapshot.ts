@@ -1,5 +1,5 @@
-// What /status answers: one JSON snapshot of what the agent knows now, for people and scripts
-// (issue 4). Absent values are `null`, never missing keys, so a reader can rely on every field.
+// What /status answers: one JSON snapshot of what the agent knows now, for people and scripts.
+// Absent values are `null`, never missing keys, so a reader can rely on every field.
 // Times are wall-clock ISO 8601 strings: for people, never for judgement.
 import type { CriFault } from '../cri/cri-error.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';

@@ -7,8 +7,8 @@
 // | a ':' list (KUBECONFIG's form)    | those files merged as kubectl merges them; missing ones skipped|
 //
 // load-kubeconfig.ts and kubeconfig-auth.ts are imported only in the last two rows: client-node's
-// KubeConfig costs ~80 MiB of RSS, which an agent on every node must not pay for a kubeconfig it
-// was not given.
+// KubeConfig costs most of the agent's RSS budget (docs/bench.md), which an agent on every node
+// must not pay for a kubeconfig it was not given.
 import type { Clock } from '../clock/clock.ts';
 import type { KubeAuth } from './kube-auth.ts';
 import { loadInCluster } from './kube-config.ts';

@@ -4,8 +4,8 @@
 // request core's credentials.
 //
 // Why not @kubernetes/client-node's KubeConfig here: its module (dist/config.js) imports the
-// generated API (dist/gen/index.js) at load time, which costs ~80 MiB of RSS on Node 24. nodepulse
-// runs on every node, so its in-cluster path reads the two files itself. A kubeconfig file, with
+// generated API (dist/gen/index.js) at load time, which costs most of the agent's RSS budget
+// (docs/bench.md). nodepulse runs on every node, so its in-cluster path reads the two files itself. A kubeconfig file, with
 // everything kubectl allows in it (exec plugins, client certificates, merged KUBECONFIG lists),
 // goes through KubeConfig in load-kubeconfig.ts, loaded only when one is given.
 //

@@ -9,8 +9,8 @@
 // | BOOKMARK                                        | remembers the resourceVersion only             |
 // | the watch ends cleanly (server timeoutSeconds)  | watches again from the last resourceVersion    |
 // | ERROR event or HTTP 410 (Expired / Gone)        | relists (the resourceVersion is too old)       |
-// | any other failure (refused, 5xx, idle, bad line)| backs off 200 ms doubling to 30 s with jitter, |
-// |                                                 | then relists                                   |
+// | any other failure (refused, 5xx, idle, bad line)| waits (WATCH_RETRY: 200 ms doubling to 30 s,   |
+// |                                                 | plus up to half again), then relists           |
 // | its signal aborts                               | ends, closing the stream                       |
 //
 // The store holds a PROJECTION of each object, chosen by the caller, never the object itself: a
@@ -19,14 +19,17 @@
 //
 // Bounded: every list page has the client's timeout and a body cap; a watch line is capped
 // (kube-client.ts MAX_WATCH_LINE_BYTES); a watch with no bytes for its timeoutSeconds +
-// IDLE_SLACK_MS is treated as dead; retries back off to a cap. Lists and watches both go through
-// KubeClient's one request core: the same credentials, timeouts and error mapping.
+// IDLE_SLACK_MS is treated as dead; retries back off to a cap, by this file's schedule on the
+// product's one retry module (loop/retry-policy.ts), or a policy the caller passes. Lists and
+// watches both go through KubeClient's one request core: the same credentials, timeouts and
+// error mapping.
 //
 // A relist after an error replays as events: objects that vanished are reported DELETED, every
 // listed object ADDED or MODIFIED, so a consumer that counts on events never misses a change.
 import type { Clock } from '../clock/clock.ts';
 import type { Logger } from '../log/logger.ts';
 import { FailureRun } from '../log/failure-run.ts';
+import { exponentialBackoff, type RetryPolicy } from '../loop/retry-policy.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import type { KubeClient } from './kube-client.ts';
 import type { ObjectMeta } from './kube-types.ts';
@@ -37,9 +40,12 @@ export const LIST_PAGE_SIZE = 500;
 const WATCH_TIMEOUT_MIN_S = 300;
 /** A watch that sends nothing for its timeout plus this is dead (a half-open connection). */
 const IDLE_SLACK_MS = 30_000;
-/** Backoff between restarts after an error: upstream's reflector backs off 800 ms to 30 s. */
-const BACKOFF_INITIAL_MS = 200;
-const BACKOFF_MAX_MS = 30_000;
+/**
+ * The wait before a restart after an error. Upstream's reflector starts at 800 ms and jitters up
+ * to double; this starts at the lease's first step, so a reader is back within a fraction of a
+ * second of a brief API blip, and stops at upstream's 30 s.
+ */
+export const WATCH_RETRY: RetryPolicy = exponentialBackoff({ initialMs: 200, maxMs: 30_000, jitter: 0.5 });
 
 export interface KubeObject {
   readonly metadata: ObjectMeta;
@@ -143,6 +149,8 @@ export interface InformerOptions<T extends KubeObject, S> {
   /** Called after each complete list (the first one means "synced"). */
   readonly onSynced?: () => void;
   readonly logger?: Logger;
+  /** The wait before a restart after the n-th error in a row; WATCH_RETRY by default. */
+  readonly retry?: RetryPolicy;
   readonly random?: () => number;
 }
 
@@ -175,12 +183,13 @@ export class Informer<T extends KubeObject, S> {
   /** Runs until the signal aborts; never rejects. */
   async run(signal: AbortSignal): Promise<void> {
     const random = this.#o.random ?? Math.random;
-    let backoff = BACKOFF_INITIAL_MS;
+    const retry = this.#o.retry ?? WATCH_RETRY;
+    let failures = 0;
     while (!signal.aborted) {
       try {
         let rv = await this.#relist(signal);
         this.#failures?.succeeded();
-        backoff = BACKOFF_INITIAL_MS;
+        failures = 0;
         for (;;) {
           this.#watches++;
           await this.#o.source.watch(rv, signal, (event) => {
@@ -194,12 +203,12 @@ export class Informer<T extends KubeObject, S> {
         if (signal.aborted) break;
         if (err instanceof WatchExpiredError) continue; // relist at once, as the reflector does
         this.#failures?.failed(err);
+        failures++;
         try {
-          await this.#o.clock.sleep(backoff * (1 + random() * 0.5), signal);
+          await this.#o.clock.sleep(retry(failures, random), signal);
         } catch {
           break;
         }
-        backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
       }
     }
   }

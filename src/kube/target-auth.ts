@@ -1,6 +1,7 @@
 // The lean credentials: a KubeTarget (kube-config.ts: the pod's service account, or a server
 // reached directly) as a KubeAuth. This is the agent's in-cluster path, and it never loads
-// @kubernetes/client-node: its KubeConfig costs ~80 MiB of RSS, and the agent runs on every node.
+// @kubernetes/client-node: its KubeConfig costs most of the agent's RSS budget (docs/bench.md),
+// and the agent runs on every node.
 //
 // - The connection: one keep-alive Agent for the client's life, with the target's CA, client
 //   certificate authority; at most MAX_SOCKETS connections.

@@ -13,8 +13,10 @@
 // | 6                 | 6.4 s   |
 // | 7 and more        | 7 s     |
 //
-// The lease loop's delay after a failure (retryDelayMs) is that backoff, or a server's
-// Retry-After (429, 503) when it asks for longer, and never longer than the renew interval:
+// The schedule is LEASE_RETRY, a policy of the product's one retry module (loop/retry-policy.ts),
+// and the Node condition loop's too. What is the lease's own is here: its delay after a failure
+// (retryDelayMs) is that backoff, or a server's Retry-After (429, 503) when it asks for longer,
+// and never longer than the renew interval:
 //
 // | failures | Retry-After | renew interval | delay  | why                                        |
 // |----------|-------------|----------------|--------|--------------------------------------------|
@@ -29,17 +31,21 @@
 // /livez would get a healthy agent restarted. With the cut, the lease moves again within one
 // renew interval of the API answering, whatever it answered before. The config keeps the idle
 // window above the renew interval (agent-config-schema.ts), so the wait never reads as a stall.
+import { exponentialBackoff, type RetryPolicy } from '../loop/retry-policy.ts';
 
 export const INITIAL_BACKOFF_MS = 200;
 /** Upstream maxBackoff: a node is retried at least every 7 s, well inside a 40 s lease. */
 export const MAX_BACKOFF_MS = 7_000;
 
+/** The lease's schedule (loop/retry-policy.ts): upstream's, without jitter. */
+export const LEASE_RETRY: RetryPolicy = exponentialBackoff({ initialMs: INITIAL_BACKOFF_MS, maxMs: MAX_BACKOFF_MS, jitter: 0 });
+
+/** The schedule has no jitter, so it never draws. */
+const NO_DRAW = (): number => 0;
+
 /** The delay after `failures` failures in a row (failures ≥ 1). */
 export function backoffMs(failures: number): number {
-  if (failures < 1) return 0;
-  // 2 ** 6 × 200 already passes the cap; bounding the exponent keeps huge counts finite.
-  const exponent = Math.min(failures - 1, 16);
-  return Math.min(INITIAL_BACKOFF_MS * 2 ** exponent, MAX_BACKOFF_MS);
+  return LEASE_RETRY(failures, NO_DRAW);
 }
 
 /**

@@ -1,5 +1,5 @@
-// Issue 3's acceptance 11: how the node lease writes, asserted on the API stand-in's request
-// record, over real HTTP on a manual clock.
+// How the node lease writes, asserted on the API stand-in's request record, over real HTTP on a
+// manual clock; and the renewTime rule, against a table.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -7,8 +7,12 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { harness, LEASE_PATH, LEASES_PATH, NAMESPACE, NODE, NODE_PATH, nodeLeaseOptions, seedNode, THRESHOLD_MS, until, WINDOWS, type Harness } from '../stand-ins/doubles/lease-test-harness.ts';
 import { GATE_WATCH_MS, NodeLease, RECHECK_MS, type NodeLeaseOptions } from './node-lease.ts';
+import { nextRenewMicros } from './lease-writer.ts';
+import { SystemClock } from '../clock/clock.ts';
 
 const INTERVAL = 10_000;
+/** Real time, for polls while HTTP is in flight and the manual clock stands still. */
+const real = new SystemClock();
 const PATCH_ROUTE = `PATCH ${LEASE_PATH}`;
 
 function nodeLease(h: Harness, extra: Partial<NodeLeaseOptions> = {}): { lease: NodeLease; conflicts: () => number } {
@@ -270,7 +274,7 @@ test('a tick whose signal aborts mid-request is not counted as a failure', async
   const controller = new AbortController();
   await h.relist('answer');
   const pending = lease.tick(controller.signal);
-  await until(() => h.api.requests.count({ method: 'PATCH' }) === 2, 'the PATCH to reach the server');
+  await until(real, () => h.api.requests.count({ method: 'PATCH' }) === 2, 'the PATCH to reach the server');
   controller.abort();
   assert.equal(await pending, RECHECK_MS);
   // And one aborted before its request could go out at all.
@@ -299,7 +303,7 @@ async function atTheStuckEdge(h: Harness): Promise<void> {
 /** Starts a tick, lets `waitFor` reach the stand-in (which holds it 1 ms), moves 1 ms, and returns the tick's delay. */
 async function tickAcrossTheEdge(h: Harness, lease: NodeLease, waitFor: { method: string; count: number }): Promise<number> {
   const pending = lease.tick(h.signal);
-  await until(() => h.api.requests.count({ method: waitFor.method }) === waitFor.count, `the ${waitFor.method} to reach the stand-in`);
+  await until(real, () => h.api.requests.count({ method: waitFor.method }) === waitFor.count, `the ${waitFor.method} to reach the stand-in`);
   await h.clock.advance(1);
   assert.equal(h.relisterLiveness().state, 'Stalled', 'precondition: the gate is now closed (the relister is past its stuck window)');
   return pending;
@@ -354,13 +358,13 @@ test('a write in flight when the gate closes is cancelled: the tick ends withhel
   const patches = h.api.requests.count({ method: 'PATCH' });
   let delay: number | undefined;
   const pending = lease.tick(h.signal).then((d) => (delay = d));
-  await until(() => h.api.requests.count({ method: 'PATCH' }) === patches + 1, 'the PATCH to reach the stand-in');
+  await until(real, () => h.api.requests.count({ method: 'PATCH' }) === patches + 1, 'the PATCH to reach the stand-in');
   await h.clock.advance(WINDOWS.stuckWindowMs - startAt);
   assert.equal(h.relisterLiveness().state, 'Alive', 'precondition: the gate is still open at the edge of the stuck window');
   assert.equal(delay, undefined, 'precondition: the write is still in flight while the gate is open');
   await h.clock.advance(GATE_WATCH_MS);
   assert.equal(h.relisterLiveness().state, 'Stalled', 'precondition: the gate has closed');
-  await until(() => delay !== undefined, 'the tick to end once the gate closed', 2_000);
+  await until(real, () => delay !== undefined, 'the tick to end once the gate closed', 2_000);
   await pending;
   assert.equal(delay, RECHECK_MS, 'withheld: looked at again in RECHECK');
   assert.equal(h.lines('Lease renewal withheld')[0]?.['reason'], 'relister-stalled');
@@ -381,3 +385,18 @@ test('a write whose gate stays open leaves no watch behind', async (t) => {
   }
   assert.equal(h.clock.pendingTimers(), before, 'no timer outlives its write');
 });
+
+// The renewTime rule (DESIGN.md): never at or before the last stamp.
+const T0 = Date.UTC(2026, 0, 2, 3, 4, 5) * 1000; // µs
+const NEXT: ReadonlyArray<[string, number, number | undefined, number]> = [
+  ['the first stamp is the wall clock', T0, undefined, T0],
+  ['a later wall clock is used as it is', T0 + 5_000_000, T0, T0 + 5_000_000],
+  ['the same microsecond moves on by one', T0, T0, T0 + 1],
+  ['a wall clock stepped back an hour still moves on by one', T0 - 3_600_000_000, T0, T0 + 1],
+];
+
+for (const [name, now, last, expected] of NEXT) {
+  test(`renewTime: ${name}`, () => {
+    assert.equal(nextRenewMicros(now, last), expected);
+  });
+}

@@ -36,8 +36,8 @@ import type { Clock } from '../clock/clock.ts';
 import { isAborted, isAlreadyExists, isNotFound } from '../kube/kube-api-error.ts';
 import type { CallOptions } from '../kube/kube-client.ts';
 import type { Lease, Node, OwnerReference } from '../kube/kube-types.ts';
+import { formatMicroTime } from '../kube/meta-time.ts';
 import type { GateVerdict } from './lease-gate.ts';
-import { formatMicroTime, nextRenewMicros } from './micro-time.ts';
 
 /** The calls the writer makes; KubeClient has them. */
 export interface LeaseApi {
@@ -195,4 +195,13 @@ export class LeaseWriter {
     this.#lastStampedMicros = micros;
     return micros;
   }
+}
+
+/**
+ * The renewTime to stamp now (DESIGN.md): max(wall now, last stamped + 1 µs), so a wall clock
+ * stepped backwards never moves a lease back, and two renewals are never the same bytes.
+ */
+export function nextRenewMicros(wallNowMicros: number, lastStampedMicros: number | undefined): number {
+  const now = Math.floor(wallNowMicros);
+  return lastStampedMicros === undefined ? now : Math.max(now, lastStampedMicros + 1);
 }

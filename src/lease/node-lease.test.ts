@@ -1,7 +1,8 @@
-// Issue 3's acceptance 1–10: the node lease against the API stand-in over real HTTP, on a
-// manual clock, with a real Relister (scripted runtime) and real heartbeats.
+// The node lease against the API stand-in over real HTTP, on a manual clock, with a real
+// Relister (scripted runtime) and real heartbeats.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { SystemClock } from '../clock/clock.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import {
@@ -21,6 +22,8 @@ import {
 import { NodeLease, NodeLeaseConfigError, RECHECK_MS, type NodeLeaseOptions, type RenewalResult } from './node-lease.ts';
 
 const INTERVAL = 10_000;
+/** Real time, for polls while HTTP is in flight and the manual clock stands still. */
+const real = new SystemClock();
 
 function nodeLease(h: Harness, extra: Partial<NodeLeaseOptions> = {}): { lease: NodeLease; results: RenewalResult[] } {
   const results: RenewalResult[] = [];
@@ -258,7 +261,7 @@ test('through the real scheduler: about one renewal per interval, none once the 
           pending.answer();
         } else pending.fail('deadline_exceeded', 'context deadline exceeded');
       }
-      await until(() => leaseBeat.snapshot().inFlightSinceMs === undefined, 'the lease tick to finish');
+      await until(real, () => leaseBeat.snapshot().inFlightSinceMs === undefined, 'the lease tick to finish');
       await h.clock.advance(100);
     }
   };

@@ -10,6 +10,7 @@
 // | idle window 2 s                     | cut to it)                        |                               |
 import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
+import { SystemClock } from '../clock/clock.ts';
 import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { liveness } from '../liveness/liveness.ts';
@@ -17,6 +18,8 @@ import { runLoop } from '../loop/run-loop.ts';
 import { harness, LEASE_PATH, nodeLeaseOptions, until, WINDOWS } from '../stand-ins/doubles/lease-test-harness.ts';
 import { NodeLease, RECHECK_MS } from './node-lease.ts';
 
+/** Real time, for polls while HTTP is in flight and the manual clock stands still. */
+const real = new SystemClock();
 const STORM_MS = 50_000;
 const RETRY_AFTER_SECONDS = 45;
 const STEP_MS = 100;
@@ -60,7 +63,7 @@ async function storm(t: TestContext, timings: Timings) {
   const run = async (ms: number): Promise<void> => {
     for (let i = 0; i < ms / STEP_MS; i++) {
       if (h.clock.monotonicMs() % 1_000 === 0) await h.relist('answer');
-      await until(() => beat.snapshot().inFlightSinceMs === undefined, 'the lease tick to finish');
+      await until(real, () => beat.snapshot().inFlightSinceMs === undefined, 'the lease tick to finish');
       const row = liveness(beat.snapshot(), h.clock.monotonicMs(), windows);
       if (row.state !== 'Alive') notAlive.push(`${h.clock.monotonicMs()} ms: ${row.state}: ${row.reason}`);
       await h.clock.advance(STEP_MS);

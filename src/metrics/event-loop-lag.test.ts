@@ -136,7 +136,7 @@ describe('event-loop lag gauges', () => {
 describe('collectProcessMetrics', () => {
   it("registers every family prom-client collects by default, the lag ones being the agent's", async () => {
     const ours = new Registry();
-    collectProcessMetrics(ours, 50);
+    collectProcessMetrics(ours, new ManualClock(), 50);
     const theirs = new Registry();
     collectDefaultMetrics({ register: theirs });
     const families = async (r: Registry) => (await r.getMetricsAsJSON()).map((m) => m.name).sort();
@@ -144,5 +144,15 @@ describe('collectProcessMetrics', () => {
     assert.ok((await families(ours)).includes('nodejs_eventloop_lag_p99_seconds'), 'precondition: prom-client has a lag family');
     const help = (await ours.getMetricsAsJSON()).find((m) => m.name === 'nodejs_eventloop_lag_p99_seconds')?.help;
     assert.match(help ?? '', /a timer due every 50 ms/);
+  });
+
+  it('samples on the clock it is given: a loop blocked on that clock reads as late', async () => {
+    const clock = new ManualClock();
+    const registry = new Registry();
+    collectProcessMetrics(registry, clock, 500);
+    await clock.advance(400);
+    clock.jump(5000);
+    await clock.advance(0);
+    near(sample(await registry.metrics(), 'nodejs_eventloop_lag_max_seconds'), 4.9, 'due at 500 on the given clock, fired at 5400');
   });
 });

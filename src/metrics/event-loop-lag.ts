@@ -1,14 +1,14 @@
 // The process and Node.js default metrics, with the event-loop lag measured by the agent itself.
 //
 // prom-client's default collectors are used as they are (CPU, memory, file descriptors, heap,
-// handles, GC), all but one: its event-loop lag collector, for two reasons measured here.
-//   - Cost. A sampler wakes the process at every sample, on every node, forever. prom-client's
-//     samples every 10 ms by default; even at 100 ms the agent used 0.83 % of one core where a
-//     500 ms sampler leaves it at 0.68–0.73 % (docs/bench.md), against a budget of 1 %.
+// handles, GC), all but one: its event-loop lag collector, for two reasons.
+//   - Cost. A sampler wakes the process at every sample, on every node, forever, and
+//     prom-client's samples every 10 ms by default. Sampling every 500 ms keeps the agent inside
+//     its CPU budget; docs/bench.md has the figures, side by side with a faster sampler.
 //   - Meaning. Node's histogram records the whole interval between two samples, not how late a
 //     sample was, so an idle loop sampled every 100 ms reads p50 = p99 = 0.1 s. And reset()
-//     also forgets the previous sample's time, so the first sample after each scrape is dropped:
-//     a stall just after a scrape was never seen at all.
+//     also forgets the previous sample's time, so the first sample after each scrape is dropped,
+//     and a stall just after a scrape goes unseen.
 //
 // So the agent samples every EVENT_LOOP_SAMPLE_MS (500 ms) with a timer of its own and records
 // how late each one fired (fire time − due time) in a Node histogram. The families keep
@@ -28,12 +28,15 @@
 // values as they were. Values are in whole microseconds, to three significant digits (Node's
 // histogram keeps three; it records whole nanoseconds, at least 1). What 500 ms does not see: a
 // stall that starts and ends between two due times, so a stall shorter than 500 ms may go unseen;
-// every stall of 500 ms or more delays a sample and shows in full. The agent's own judgements work in seconds (its loops' idle and stuck windows, the
-// relist threshold), so a shorter stall cannot change what it reports.
+// every stall of 500 ms or more delays a sample and shows in full. The agent's own judgements
+// work in seconds (its loops' idle and stuck windows, the relist threshold), so a shorter stall
+// cannot change what it reports.
+//
+// The sampler runs on the clock it is given, like every other timer of the agent.
 import { createRequire } from 'node:module';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';
-import { SystemClock, type Clock, type Timer } from '../clock/clock.ts';
+import type { Clock, Timer } from '../clock/clock.ts';
 
 /** How often the event loop is sampled, in ms (see the header for why 500). */
 export const EVENT_LOOP_SAMPLE_MS = 500;
@@ -45,10 +48,11 @@ type DefaultCollector = (registry: Registry, config: object) => void;
 
 /**
  * Registers prom-client's default process and Node.js collectors on `registry`, except its
- * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on the system
- * clock for the life of the process; its timer does not keep the process alive.
+ * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on `clock` (the
+ * system clock in the agent) for the life of the process; its timer does not keep the process
+ * alive.
  */
-export function collectProcessMetrics(registry: Registry, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
+export function collectProcessMetrics(registry: Registry, clock: Clock, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
   // prom-client exports collectDefaultMetrics() whole; its collectors are one module each, named
   // by its metricsList. Loading them by that list keeps any collector a later version adds.
   const require = createRequire(import.meta.url);
@@ -61,7 +65,6 @@ export function collectProcessMetrics(registry: Registry, sampleMs: number = EVE
     const collector = require(`prom-client/lib/metrics/${name}.js`) as DefaultCollector;
     collector(registry, {});
   }
-  const clock = new SystemClock();
   const sampler = new EventLoopLagSampler(clock, sampleMs);
   sampler.start();
   registerEventLoopLag(registry, sampler.lateness, clock, sampleMs);

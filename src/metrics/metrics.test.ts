@@ -1,16 +1,14 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { register as globalRegistry, Registry } from 'prom-client';
+import { ManualClock } from '../clock/manual-clock.ts';
 import { renderOpenMetrics, wantsOpenMetrics } from './exposition.ts';
 import { AGENT_METRIC_NAMES, createAgentMetrics, DROPPED_DEFAULT_METRICS, relistDurationBuckets } from './metrics.ts';
 
 function fresh(options: { relistDeadlineMs?: number; defaultMetrics?: boolean } = {}) {
   const registry = new Registry();
-  const metrics = createAgentMetrics(registry, {
-    relistDeadlineMs: options.relistDeadlineMs ?? 60_000,
-    version: '1.2.3',
-    defaultMetrics: options.defaultMetrics ?? false,
-  });
+  const base = { relistDeadlineMs: options.relistDeadlineMs ?? 60_000, version: '1.2.3' };
+  const metrics = createAgentMetrics(registry, options.defaultMetrics === true ? { ...base, clock: new ManualClock() } : { ...base, defaultMetrics: false });
   return { registry, metrics };
 }
 

@@ -36,6 +36,7 @@
 // a relist ended by its deadline measures a hair over the deadline (timer latency), and a hung
 // relist must land in a real bucket, never only in +Inf (DESIGN.md "Defaults").
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { Clock } from '../clock/clock.ts';
 import { CRI_FAULT_CODES, type CriFaultCode } from '../cri/cri-error.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventType } from '../relist/lifecycle-diff.ts';
 import { collectProcessMetrics } from './event-loop-lag.ts';
@@ -81,16 +82,19 @@ const BASE_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 /** The overrun bucket sits this far past the deadline (as a fraction of it). */
 const OVERRUN_FRACTION = 0.1;
 
-export interface AgentMetricsOptions {
+export type AgentMetricsOptions = {
   /** The relist deadline; the duration buckets reach it. */
   readonly relistDeadlineMs: number;
   /** The relist period; interval buckets are period + duration buckets. Default 1 s. */
   readonly relistPeriodMs?: number;
   /** The agent's version, for nodepulse_build_info. */
   readonly version: string;
-  /** Collect prom-client's process and Node.js metrics too. Default true. */
-  readonly defaultMetrics?: boolean;
-}
+} & (
+  /** prom-client's process and Node.js metrics too (the default), the event-loop lag sampled on `clock`. */
+  | { readonly defaultMetrics?: true; readonly clock: Clock }
+  /** The agent's own metrics only. */
+  | { readonly defaultMetrics: false }
+);
 
 /** Typed handles: label values are the bounded sets above, enforced by the types. */
 export interface AgentMetrics {
@@ -255,7 +259,7 @@ export function createAgentMetrics(registry: Registry, options: AgentMetricsOpti
   buildInfo.set({ version: options.version }, 1);
 
   if (options.defaultMetrics !== false) {
-    collectProcessMetrics(registry);
+    collectProcessMetrics(registry, options.clock);
     for (const name of DROPPED_DEFAULT_METRICS) registry.removeSingleMetric(name);
   }
 

@@ -78,8 +78,8 @@ export function transitionEvents(oldState: PlegState, newState: PlegState): Life
  *
  * Only ids whose PLEG state moved are sorted and turned into events: one pass over each
  * snapshot finds them (an id in both with the same state yields no event, by the table). A node
- * of 10,000 containers with a handful of changes sorts a handful of ids, not 20,000 (the sort,
- * with its map lookups per comparison, was most of a relist tick's own CPU before).
+ * of 10,000 containers with a handful of changes sorts a handful of ids, not 20,000: a sort with
+ * its map lookups per comparison would be most of a relist tick's own CPU.
  */
 export function diffSnapshots(previous: Snapshot, current: Snapshot): LifecycleEvent[] {
   const moved: string[] = [];

@@ -27,9 +27,9 @@ test('relisting a real containerd', async (t) => {
   if (!requireContainerd(t)) return;
   const cd = await startContainerd();
   t.after(() => cd.close());
-  const client = createRuntimeClient({ endpoint: cd.endpoint });
-  t.after(() => client.close());
   const real = new SystemClock();
+  const client = createRuntimeClient({ endpoint: cd.endpoint, clock: real });
+  t.after(() => client.close());
 
   await t.test('a relist sees exactly the sandboxes and containers the fixture made, with their states', async () => {
     const ready = await cd.cri.runPod('web', { namespace: 'shop', uid: 'uid-web', attempt: 2 });

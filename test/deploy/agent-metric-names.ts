@@ -15,6 +15,7 @@
 // GET), where a counter's TYPE line already carries its `_total`. An OpenMetrics body would name
 // counter families without it; nothing here reads one.
 import { Registry } from 'prom-client';
+import { ManualClock } from '../../src/clock/manual-clock.ts';
 import { createControllerMetrics } from '../../src/controller/controller-metrics.ts';
 import { AGENT_METRIC_NAMES, createAgentMetrics } from '../../src/metrics/metrics.ts';
 
@@ -84,7 +85,7 @@ export function agentFamilyMismatch(text: string): { missing: string[]; unlisted
  */
 export async function agentExposition(): Promise<string> {
   const registry = new Registry();
-  createAgentMetrics(registry, { relistDeadlineMs: 60_000, version: '0.0.0-names' });
+  createAgentMetrics(registry, { relistDeadlineMs: 60_000, version: '0.0.0-names', clock: new ManualClock() });
   return registry.metrics();
 }
 

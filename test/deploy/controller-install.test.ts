@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse } from 'yaml';
+import { ManualClock } from '../../src/clock/manual-clock.ts';
 import { runController } from '../../src/controller/controller-command.ts';
 import { grantsOf } from './agent-manifest-checks.ts';
 import { assertControllerDeployment, controllerPodProjection, expectedControllerGrants, TAINT_GRANT } from './controller-manifest-checks.ts';
@@ -168,7 +169,7 @@ test('docs/install.md documents every controller flag and every controller Helm 
   const section = docs.slice(docs.indexOf('## The controller'));
   assert.ok(section.length > 1000, 'precondition: docs/install.md has a "## The controller" section');
   let usage = '';
-  const code = await runController(['--help'], { stdout: { write: (s: string) => (usage += s) }, stderr: { write: () => true }, env: {} }, new AbortController().signal);
+  const code = await runController(['--help'], { stdout: { write: (s: string) => (usage += s) }, stderr: { write: () => true }, env: {}, clock: new ManualClock() }, new AbortController().signal);
   assert.equal(code, 0, 'precondition: controller --help exits 0');
   const flags = [...new Set([...usage.matchAll(/^\s+(--[a-z-]+)/gm)].map((m) => m[1] ?? ''))];
   assert.ok(flags.length >= 12, `precondition: the usage lists the flags, got ${flags.join(' ')}`);

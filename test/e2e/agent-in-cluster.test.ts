@@ -32,7 +32,7 @@ function skipUnlessRoot(t: TestContext): boolean {
 
 async function world(t: TestContext, name: string): Promise<{ standIn: StandIn; endpoint: string; moduleLog: string }> {
   const standIn = await startStandIn(t, { nodeName: name, inCluster: true, token: OLD_TOKEN, api: { tokens: { [OLD_TOKEN]: USER } } });
-  const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 2, containersPerPod: 1 });
+  const sim = await startSimRuntime({ clock: standIn.clock, socketPath: join(standIn.dir, 'cri.sock'), pods: 2, containersPerPod: 1 });
   t.after(() => sim.close());
   const moduleLog = join(standIn.dir, 'modules.log');
   writeFileSync(moduleLog, '');

@@ -20,6 +20,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { promisify } from 'node:util';
+import { SystemClock } from '../../src/clock/clock.ts';
 import type { CriEndpointView } from '../../src/cri/endpoint-probe.ts';
 import { CRIO_NODE_RUNTIME_VERSION } from '../../src/stand-ins/cri-runtime/crio-profile.ts';
 import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
@@ -49,7 +50,7 @@ function tempDir(t: TestContext): string {
 async function crioRuntime(t: TestContext, dir: string): Promise<string> {
   const crioDir = join(dir, 'crio');
   mkdirSync(crioDir);
-  const sim = await startSimRuntime({ socketPath: join(crioDir, 'crio.sock'), profile: 'cri-o', pods: 2, containersPerPod: 2 });
+  const sim = await startSimRuntime({ socketPath: join(crioDir, 'crio.sock'), profile: 'cri-o', pods: 2, containersPerPod: 2, clock: new SystemClock() });
   t.after(() => sim.close());
   return crioDir;
 }

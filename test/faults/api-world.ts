@@ -72,7 +72,7 @@ export async function startApiWorld(t: TestContext, options: ApiWorldOptions): P
     ...(options.token === undefined ? {} : { token: options.token }),
     ...(options.tokenFile === undefined ? {} : { tokenFile: options.tokenFile }),
   });
-  const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 3, containersPerPod: 2 });
+  const sim = await startSimRuntime({ clock: standIn.clock, socketPath: join(standIn.dir, 'cri.sock'), pods: 3, containersPerPod: 2 });
   t.after(() => sim.close());
   await options.beforeAgent?.(standIn);
   const agent = await startAgentProcess(t, {

@@ -67,7 +67,7 @@ const COMMON = [
 
 async function blockOnce(t: TestContext, node: string, windows: readonly string[], apiTimeout: string) {
   const world = await startStandIn(t, { nodeName: node });
-  const sim = await startSimRuntime({ socketPath: join(world.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
+  const sim = await startSimRuntime({ clock: world.clock, socketPath: join(world.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
   t.after(() => sim.close());
   const agent = await startAgentProcess(t, {
     args: [`--node-name=${node}`, `--cri-endpoint=${sim.endpoint}`, `--kubeconfig=${world.kubeconfig}`, `--api-timeout=${apiTimeout}`, ...COMMON, ...windows],

@@ -24,7 +24,7 @@ const IN_FLIGHT_BOUND_MS = 5_000;
 test('SIGTERM during a hung relist exits 0 within 5 s and leaves the lease unreleased', async (t) => {
   const clock = new SystemClock();
   const world = await startStandIn(t, { nodeName: NODE });
-  const sim = await startSimRuntime({ socketPath: join(world.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
+  const sim = await startSimRuntime({ clock: world.clock, socketPath: join(world.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
   t.after(() => sim.close());
   const agent = await startAgentProcess(t, {
     args: [

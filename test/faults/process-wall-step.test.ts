@@ -42,7 +42,7 @@ const LINUX = parseLabelSelector('kubernetes.io/os=linux');
 test('the wall clock stepped an hour forward and back changes no judgement, never moves renewTime back, and keeps the node Fresh', async (t) => {
   const clock = new SystemClock();
   const world = await startStandIn(t, { nodeName: NODE });
-  const sim = await startSimRuntime({ socketPath: join(world.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
+  const sim = await startSimRuntime({ clock: world.clock, socketPath: join(world.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
   t.after(() => sim.close());
   const offsetFile = join(world.dir, 'wall-offset-ms');
   writeFileSync(offsetFile, '0');

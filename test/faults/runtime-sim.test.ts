@@ -50,7 +50,7 @@ interface Rig {
 
 async function startRig(t: TestContext, node: string, extraArgs: readonly string[] = []): Promise<Rig> {
   const world = await startStandIn(t, { nodeName: node });
-  const sim = await startSimRuntime({ socketPath: join(world.dir, 'cri.sock'), pods: 3, containersPerPod: 2 });
+  const sim = await startSimRuntime({ clock: world.clock, socketPath: join(world.dir, 'cri.sock'), pods: 3, containersPerPod: 2 });
   t.after(() => sim.close());
   const agent = await startAgentProcess(t, {
     args: [`--node-name=${node}`, `--cri-endpoint=${sim.endpoint}`, `--kubeconfig=${world.kubeconfig}`, ...RUNTIME_FAULT_TIMINGS, ...extraArgs],

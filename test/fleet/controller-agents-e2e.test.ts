@@ -119,7 +119,7 @@ test('controller e2e with real agents: marks a killed agent\'s node and clears i
   const began = real.monotonicMs();
   const dir = mkdtempSync(join(tmpdir(), 'np-ctl-agents-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const api = await startApiServer({});
+  const api = await startApiServer({ clock: real });
   t.after(() => api.close());
   // NODEPULSE_E2E_LOGS=FILE keeps what a failure needs: every process's log and the record.
   const everyController: ControllerProcess[] = [];
@@ -146,7 +146,7 @@ test('controller e2e with real agents: marks a killed agent\'s node and clears i
 
   const sims = {} as Record<NodeName, SimRuntime>;
   for (const node of NODES) {
-    const sim = await startSimRuntime({ socketPath: join(dir, `${node}.sock`), pods: 3, containersPerPod: 2 });
+    const sim = await startSimRuntime({ socketPath: join(dir, `${node}.sock`), pods: 3, containersPerPod: 2, clock: real });
     t.after(async () => {
       sim.clearFaults();
       await sim.close();

@@ -52,7 +52,7 @@ function statusPatches(server: ApiServerHandle, node: string): Array<{ user: str
 }
 
 test('controller e2e: marks a silent agent\'s node, clears it when the lease moves, respects the agent\'s own True, and hands over cleanly', { timeout: 120_000 }, async (t) => {
-  const server = await startApiServer({ tokens: { 'token-a': 'controller-a', 'token-b': 'controller-b' } });
+  const server = await startApiServer({ clock: real, tokens: { 'token-a': 'controller-a', 'token-b': 'controller-b' } });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-ctl-'));
   const controllers: ControllerProcess[] = [];
   const agents: SimAgent[] = [];

@@ -31,7 +31,7 @@ test('the controller in a pod: in-cluster config through KubeConfig, the service
   }
   assert.ok(existsSync(MAIN), `precondition: ${MAIN} must be built (npm run build) before the tests`);
   const pki = createTestPki();
-  const server = await startApiServer({ tls: pki.server, tokens: { [TOKEN]: USER } });
+  const server = await startApiServer({ clock: real, tls: pki.server, tokens: { [TOKEN]: USER } });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-controller-pod-'));
   t.after(async () => {
     await server.close();

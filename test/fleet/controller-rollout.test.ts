@@ -67,7 +67,7 @@ function pausedForRollout(metrics: string): number | undefined {
 }
 
 test('the controller pauses marking while the agent DaemonSet rolls out, and marks again once it is done', { timeout: 120_000 }, async (t) => {
-  const server = await startApiServer({ tokens: { 'token-a': 'controller-a', 'token-test': 'the-test' } });
+  const server = await startApiServer({ clock: real, tokens: { 'token-a': 'controller-a', 'token-test': 'the-test' } });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-rollout-'));
   const agents: SimAgent[] = [];
   t.after(async () => {

@@ -26,7 +26,7 @@ interface Fixture {
 }
 
 async function fixture(t: TestContext, nowMicros: number): Promise<Fixture> {
-  const server = await startApiServer();
+  const server = await startApiServer({ clock: real });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-fleet-'));
   t.after(async () => {
     await server.close();
@@ -53,10 +53,10 @@ async function fixture(t: TestContext, nowMicros: number): Promise<Fixture> {
   return { server, kubeconfig, dir };
 }
 
-function capture(): { out: string[]; err: string[]; io: { stdout: { write(s: string): void }; stderr: { write(s: string): void } } } {
+function capture(): { out: string[]; err: string[]; io: { stdout: { write(s: string): void }; stderr: { write(s: string): void }; clock: SystemClock } } {
   const out: string[] = [];
   const err: string[] = [];
-  return { out, err, io: { stdout: { write: (s) => void out.push(s) }, stderr: { write: (s) => void err.push(s) } } };
+  return { out, err, io: { stdout: { write: (s) => void out.push(s) }, stderr: { write: (s) => void err.push(s) }, clock: real } };
 }
 
 interface JsonNode {

@@ -3,7 +3,9 @@
 // A Node here carries what a kubelet really publishes: ~20 labels and annotations, addresses,
 // capacity and allocatable, the five kubelet conditions, nodeInfo, and a list of cached images
 // with their digests and sizes, so that one Node is about 6 KiB of JSON, as on a real cluster.
-import { formatMicroTime } from '../../src/fleet/readiness.ts';
+// Lease times are written with the API stand-in's own Go-layout formatter, never the product's:
+// a fixture built with the reader's own formatter would hide a bug the two share.
+import { formatTime, RFC3339_MICRO } from '../../src/stand-ins/api-server/go-time.ts';
 
 export const LEASE_NAMESPACE = 'nodepulse';
 
@@ -106,6 +108,6 @@ export function agentLease(name: string, renewMicros: number): Record<string, un
       namespace: LEASE_NAMESPACE,
       labels: { 'app.kubernetes.io/name': 'nodepulse', 'nodepulse.io/role': 'node-lease' },
     },
-    spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: formatMicroTime(renewMicros) },
+    spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: formatTime(RFC3339_MICRO, renewMicros) },
   };
 }

@@ -45,7 +45,7 @@ test(`fleet at scale: ${FLEET} leases and realistic Nodes — fleet -o json time
   // The real server's watch cache is kept per resource; the stand-in's history is shared, and 500
   // lease writes a second would expire a nodes watch that starts 2 s (1,000 events) after its
   // list, which a loaded machine sees after a 31 MiB list. 40 s of history keeps the watch valid.
-  const server = await startApiServer({ tls: pki.server, tokens: { 'token-ctl': 'controller', 'token-cli': 'cli' }, historySize: 20_000 });
+  const server = await startApiServer({ clock: real, tls: pki.server, tokens: { 'token-ctl': 'controller', 'token-cli': 'cli' }, historySize: 20_000 });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-scale-'));
   const running: { controller?: ChildProcess; renewer?: Promise<void> } = {};
   let renewing = true;

@@ -24,7 +24,7 @@ interface Doc {
 }
 
 async function watch(t: TestContext) {
-  const server = await startApiServer();
+  const server = await startApiServer({ clock: real });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-fleet-watch-'));
   t.after(async () => {
     await server.close();

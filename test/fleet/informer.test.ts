@@ -24,7 +24,7 @@ async function until(what: string, ok: () => boolean, clock: ManualClock): Promi
 }
 
 test('informer: restarts after the API goes away and after a failed list, relists after 410 Expired, and replays deletions', async (t) => {
-  const server = await startApiServer({ historySize: 3, watchTimeoutMs: 300 });
+  const server = await startApiServer({ clock: real, historySize: 3, watchTimeoutMs: 300 });
   const clock = new ManualClock();
   const target = targetFor(server.url);
   const client = new KubeClient({ target, clock });

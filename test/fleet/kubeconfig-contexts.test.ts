@@ -69,7 +69,7 @@ before(async () => {
   if (!existsSync(MAIN)) throw new Error(`precondition: ${MAIN} must be built (npm run build) before the tests`);
   kubectl = k8sTools().kubectl;
   const pki = createTestPki();
-  server = await startApiServer({ tls: { ...pki.server, clientCa: pki.ca }, tokens: { [TOKEN]: 'exec-user' } });
+  server = await startApiServer({ clock: real, tls: { ...pki.server, clientCa: pki.ca }, tokens: { [TOKEN]: 'exec-user' } });
   const now = real.wallMicros();
   for (const [i, name] of NODES.entries()) {
     server.store.put(realisticNode(name, i, { createdMicros: now - 86_400_000_000, condition: { status: 'False', reason: 'RelistHealthy' } }) as Parameters<ApiServerHandle['store']['put']>[0]);
@@ -180,7 +180,7 @@ describe('nodepulse controller --context', { timeout: 60_000 }, () => {
     const seq = server.requests.lastSeq();
     const abort = new AbortController();
     const out: string[] = [];
-    const io = { stdout: { write: (s: string) => void out.push(s) }, stderr: { write: (s: string) => void out.push(s) }, env: { KUBECONFIG: kubeconfig, HOME: home } };
+    const io = { stdout: { write: (s: string) => void out.push(s) }, stderr: { write: (s: string) => void out.push(s) }, env: { KUBECONFIG: kubeconfig, HOME: home }, clock: real };
     const running = runController(['--context', 'cert', '--namespace', 'nodepulse-system', '--identity', 'ctl-cert', '--http-address', '127.0.0.1:0'], io, abort.signal);
     const election = (): Record<string, unknown> | undefined => server.store.get('leases', 'nodepulse-system', 'nodepulse-controller');
     for (let i = 0; i < 200 && election() === undefined; i++) await real.sleep(50);

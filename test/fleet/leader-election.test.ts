@@ -15,7 +15,7 @@ const RETRY_MS = 2_000;
 const TARGET = 'fenced-target';
 
 async function setup(t: TestContext): Promise<{ server: ApiServerHandle; election: Election; raw: KubeClient }> {
-  const server = await startApiServer();
+  const server = await startApiServer({ clock: new SystemClock() });
   const election = new Election(server.url);
   const raw = new KubeClient({ target: targetFor(server.url), clock: new SystemClock() });
   t.after(async () => {

@@ -20,7 +20,7 @@ test('a real Prometheus scrapes /metrics as OpenMetrics and reads every series i
   const clock = new SystemClock();
 
   const registry = new Registry();
-  const metrics = createAgentMetrics(registry, { relistDeadlineMs: 60_000, version: '0.1.0-scrape' });
+  const metrics = createAgentMetrics(registry, { relistDeadlineMs: 60_000, version: '0.1.0-scrape', clock });
   metrics.relistDuration.observe({ result: 'success' }, 15);
   metrics.relistFailures.inc({ reason: 'unavailable' }, 2);
   const accepts: string[] = [];

@@ -4,12 +4,13 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
 import { Registry } from 'prom-client';
+import { ManualClock } from '../../src/clock/manual-clock.ts';
 import { AGENT_METRIC_NAMES, createAgentMetrics } from '../../src/metrics/metrics.ts';
 import { requireExecutables } from '../support/require.ts';
 
 async function populatedExposition(): Promise<string> {
   const registry = new Registry();
-  const m = createAgentMetrics(registry, { relistDeadlineMs: 60_000, version: '0.1.0' });
+  const m = createAgentMetrics(registry, { relistDeadlineMs: 60_000, version: '0.1.0', clock: new ManualClock() });
   m.relistDuration.observe({ result: 'success' }, 0.012);
   m.relistDuration.observe({ result: 'success' }, 15);
   m.relistDuration.observe({ result: 'deadline_exceeded' }, 60.003);

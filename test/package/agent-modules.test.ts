@@ -61,7 +61,7 @@ describe('what the agent runs on', () => {
   test('a run of the built agent loads every package it runs on, not proto-loader, and no stand-in', { timeout: 60_000 }, async (t) => {
     assert.ok(existsSync(AGENT_MAIN), 'precondition: the agent is built (npm test builds it first)');
     const standIn = await startStandIn(t, { nodeName: NODE });
-    const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
+    const sim = await startSimRuntime({ clock: standIn.clock, socketPath: join(standIn.dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
     t.after(() => sim.close());
     const log = join(standIn.dir, 'modules.log');
     const agent = await startAgentProcess(t, {

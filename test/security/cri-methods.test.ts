@@ -64,7 +64,7 @@ describe('the CRI methods the agent can call are the six read-only ones', () => 
 
   test('a run of the built agent calls only read-only methods of the runtime', { timeout: 30_000 }, async (t) => {
     const standIn = await startStandIn(t, { nodeName: 'node-cri-calls' });
-    const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 5, containersPerPod: 2, churnPerSecond: 2 });
+    const sim = await startSimRuntime({ clock: standIn.clock, socketPath: join(standIn.dir, 'cri.sock'), pods: 5, containersPerPod: 2, churnPerSecond: 2 });
     t.after(() => sim.close());
     const agent = await startAgentProcess(t, {
       args: ['--node-name', 'node-cri-calls', '--cri-endpoint', sim.endpoint, '--kubeconfig', standIn.kubeconfig, '--relist-period', '100ms', '--status-period', '1s', '--lease-duration', '4s', '--api-timeout', '1s'],

@@ -117,7 +117,7 @@ function failures(outcomes: readonly string[]): string[] {
 
 async function startAgent(t: TestContext): Promise<AgentProcess> {
   const standIn = await startStandIn(t, { nodeName: 'node-conns' });
-  const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 1, containersPerPod: 1 });
+  const sim = await startSimRuntime({ clock: standIn.clock, socketPath: join(standIn.dir, 'cri.sock'), pods: 1, containersPerPod: 1 });
   t.after(() => sim.close());
   return startAgentProcess(t, { args: ['--node-name', 'node-conns', '--cri-endpoint', sim.endpoint, '--kubeconfig', standIn.kubeconfig] });
 }

@@ -39,7 +39,7 @@ function statusLine(answer: string): string {
 describe('the HTTP surface: five routes, GET and HEAD only, capped requests', { timeout: 60_000 }, () => {
   test('only the five routes answer; other methods are 405; bodies and headers are capped; the agent survives it all', async (t) => {
     const standIn = await startStandIn(t, { nodeName: 'node-http' });
-    const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 1, containersPerPod: 1 });
+    const sim = await startSimRuntime({ clock: standIn.clock, socketPath: join(standIn.dir, 'cri.sock'), pods: 1, containersPerPod: 1 });
     t.after(() => sim.close());
     const agent = await startAgentProcess(t, { args: ['--node-name', 'node-http', '--cri-endpoint', sim.endpoint, '--kubeconfig', standIn.kubeconfig] });
     const pid = agent.pid;

@@ -29,7 +29,7 @@ async function runAndCollect(t: TestContext, nodeName: string, token: string, vi
     writeKubeconfig(kubeconfig, { server: api.url, token });
   }
   api.auth.setTokens({ [token]: USER });
-  const sim = await startSimRuntime({ socketPath: join(standIn.dir, 'cri.sock'), pods: 2, containersPerPod: 1 });
+  const sim = await startSimRuntime({ clock: standIn.clock, socketPath: join(standIn.dir, 'cri.sock'), pods: 2, containersPerPod: 1 });
   t.after(() => sim.close());
   const agent = await startAgentProcess(t, {
     args: [

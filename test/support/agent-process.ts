@@ -366,6 +366,8 @@ class SpawnedAgent implements AgentProcess {
 
 export interface StandIn {
   readonly api: ApiServerHandle;
+  /** The clock the stand-in runs on; the test's other stand-ins (a simulated runtime) take it too. */
+  readonly clock: Clock;
   /** A kubeconfig file pointing at the stand-in (no token unless `token` was given). */
   readonly kubeconfig: string;
   /** With `inCluster`: the service account a pod of this cluster would have (its token is `token`). */
@@ -401,8 +403,10 @@ export interface LeaseWrite {
 
 export interface StandInOptions {
   readonly nodeName: string;
-  /** Passed to startApiServer; the clock defaults to the system clock. */
-  readonly api?: ApiServerOptions;
+  /** Passed to startApiServer, on `clock`. */
+  readonly api?: Omit<ApiServerOptions, 'clock'>;
+  /** The stand-in's clock; default the system clock. */
+  readonly clock?: Clock;
   /** A bearer token to write into the kubeconfig inline. */
   readonly token?: string;
   /** A token file path to write into the kubeconfig instead. */
@@ -421,7 +425,8 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
   const dir = mkdtempSync(join(tmpdir(), 'np-fault-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const pki = options.inCluster === true ? createTestPki() : undefined;
-  const api = await startApiServer({ ...options.api, ...(pki === undefined ? {} : { tls: pki.server }) });
+  const clock = options.clock ?? new SystemClock();
+  const api = await startApiServer({ clock, ...options.api, ...(pki === undefined ? {} : { tls: pki.server }) });
   t.after(() => api.close());
   if (pki === undefined) await createNode(api.url, options.nodeName, options.nodeInfo);
   else {
@@ -453,6 +458,7 @@ export async function startStandIn(t: Pick<TestContext, 'after'>, options: Stand
     r.path === itemPath || (r.path === listPath && (r.parsed as { metadata?: { name?: unknown } } | undefined)?.metadata?.name === name);
   return {
     api,
+    clock,
     kubeconfig,
     serviceAccount,
     dir,

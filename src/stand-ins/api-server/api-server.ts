@@ -25,7 +25,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { parse as parseYaml } from 'yaml';
-import { type Clock, SystemClock, type Timer } from '../../clock/clock.ts';
+import type { Clock, Timer } from '../../clock/clock.ts';
 import { type AccessRule, AuthSettings, forbiddenReason, type ResourceAttributes } from './auth.ts';
 import { apiGroup, apiGroupList, apiResourceList, apiVersions, SERVER_VERSION } from './discovery.ts';
 import { type FaultAction, FaultInjector } from './faults.ts';
@@ -67,7 +67,8 @@ export interface ApiServerOptions {
   readonly host?: string;
   /** Port; default 0 (any free port). */
   readonly port?: number;
-  readonly clock?: Clock;
+  /** Times watches, bookmarks, delays and the request record: the system clock from a main, a manual one in unit tests. */
+  readonly clock: Clock;
   /** Serve HTTPS with this certificate (PEM); with clientCa, authenticate client certificates it signed. */
   readonly tls?: { readonly cert: string; readonly key: string; readonly clientCa?: string };
   /** Bearer token → user name. Absent: no authentication, every request is system:admin (or its client certificate's CN). */
@@ -198,8 +199,8 @@ function parseBody(text: string, contentType: string): { value: JsonValue | unde
 }
 
 /** Starts the stand-in and resolves once it listens. */
-export async function startApiServer(options: ApiServerOptions = {}): Promise<ApiServerHandle> {
-  const clock = options.clock ?? new SystemClock();
+export async function startApiServer(options: ApiServerOptions): Promise<ApiServerHandle> {
+  const { clock } = options;
   const host = options.host ?? '127.0.0.1';
   const store = new ObjectStore({ clock, ...(options.historySize === undefined ? {} : { historySize: options.historySize }) });
   const requests = new RequestLog(options.maxRecordedRequests);

@@ -2,6 +2,7 @@
 // [--user NAME]`. Prints one JSON line `{"url": ...}` once it listens, and stops on SIGTERM or
 // SIGINT. With --token, requests must carry that bearer token (user NAME, default
 // `nodepulse`); without it, no authentication. Bad flags exit 2 with one line per problem.
+import { SystemClock } from '../../clock/clock.ts';
 import { startApiServer } from './api-server.ts';
 
 interface Flags {
@@ -47,6 +48,7 @@ if (problems.length > 0) {
   process.exit(2);
 }
 const server = await startApiServer({
+  clock: new SystemClock(),
   port: flags.port,
   ...(flags.token === undefined ? {} : { tokens: { [flags.token]: flags.user } }),
 });

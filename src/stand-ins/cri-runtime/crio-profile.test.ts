@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
+import { SystemClock } from '../../clock/clock.ts';
 import { ManualClock } from '../../clock/manual-clock.ts';
 import { loadCriService } from '../../cri/cri-proto.ts';
 import { createRuntimeClient } from '../../cri/runtime-client.ts';
@@ -15,10 +16,12 @@ import { SIM_PROFILE } from './sim-profile.ts';
 import { startSimRuntime, type SimRuntime } from './sim-runtime.ts';
 import { SimState } from './sim-state.ts';
 
+const real = new SystemClock();
+
 async function crio(t: TestContext, options: { networkReady?: boolean } = {}): Promise<SimRuntime> {
   const dir = mkdtempSync(join(tmpdir(), 'np-crio-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const runtime = await startSimRuntime({ socketPath: join(dir, 'crio.sock'), profile: 'cri-o', pods: 2, containersPerPod: 2, ...options });
+  const runtime = await startSimRuntime({ socketPath: join(dir, 'crio.sock'), profile: 'cri-o', pods: 2, containersPerPod: 2, clock: real, ...options });
   t.after(() => runtime.close());
   return runtime;
 }
@@ -41,7 +44,7 @@ describe('the CRI-O profile', () => {
   test('the agent\'s client reads CRI-O\'s Version and Status, and relists it', async (t) => {
     const runtime = await crio(t, { networkReady: false });
     assert.equal(runtime.profile, 'cri-o');
-    const client = createRuntimeClient({ endpoint: runtime.endpoint });
+    const client = createRuntimeClient({ endpoint: runtime.endpoint, clock: real });
     t.after(() => client.close());
     assert.deepEqual(await client.version({ deadlineMs: 5_000 }), { version: '0.1.0', runtimeName: 'cri-o', runtimeVersion: CRIO_RUNTIME_VERSION, runtimeApiVersion: 'v1' });
     assert.deepEqual((await client.status({ deadlineMs: 5_000 })).conditions, [
@@ -100,6 +103,6 @@ describe('the CRI-O profile', () => {
     runtime.setConditions({ networkReady: false });
     const dir = mkdtempSync(join(tmpdir(), 'np-crio-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
-    await assert.rejects(startSimRuntime({ socketPath: join(dir, 'crio.sock'), profile: 'cri-o', runtimeReady: false }), RangeError);
+    await assert.rejects(startSimRuntime({ socketPath: join(dir, 'crio.sock'), profile: 'cri-o', runtimeReady: false, clock: real }), RangeError);
   });
 });

@@ -10,6 +10,7 @@
 // it cleanly: the socket is removed and it exits 0. Bad arguments: one line per problem on
 // stderr, exit 2. A failure to start: one line on stderr, exit 1.
 import { parseArgs } from 'node:util';
+import { SystemClock } from '../../clock/clock.ts';
 import { startSimControl, type SimControl } from './sim-control.ts';
 import { SIM_PROFILE_NAMES, type SimProfileName } from './sim-profile.ts';
 import { startSimRuntime } from './sim-runtime.ts';
@@ -85,6 +86,7 @@ async function main(): Promise<void> {
     churnPerSecond: args.churnPerSecond,
     seed: args.seed,
     profile: args.profile,
+    clock: new SystemClock(),
   });
   try {
     if (args.control !== undefined) control = await startSimControl(sim, args.control);

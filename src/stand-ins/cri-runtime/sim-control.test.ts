@@ -4,13 +4,16 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
+import { SystemClock } from '../../clock/clock.ts';
 import { createRuntimeClient } from '../../cri/runtime-client.ts';
 import { startSimControl } from './sim-control.ts';
 import { startSimRuntime, type SimRuntime } from './sim-runtime.ts';
 
+const real = new SystemClock();
+
 async function setUp(t: TestContext): Promise<{ runtime: SimRuntime; url: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'np-ctl-'));
-  const runtime = await startSimRuntime({ socketPath: join(dir, 'cri.sock'), pods: 2, containersPerPod: 2 });
+  const runtime = await startSimRuntime({ socketPath: join(dir, 'cri.sock'), pods: 2, containersPerPod: 2, clock: real });
   const control = await startSimControl(runtime);
   t.after(async () => {
     await control.close();
@@ -45,7 +48,7 @@ describe('simulated runtime control API', () => {
 
     const fault = await call(url, 'POST', '/faults', { method: 'ListContainers', code: 14, count: 1, message: 'down' });
     assert.equal(fault.status, 200);
-    const client = createRuntimeClient({ endpoint: runtime.endpoint });
+    const client = createRuntimeClient({ endpoint: runtime.endpoint, clock: real });
     t.after(() => client.close());
     await assert.rejects(client.relist({ deadlineMs: 5000 }), { code: 'unavailable', detail: 'down' });
     const calls = (await call(url, 'GET', '/calls')).body as { received: Record<string, number>; failed: Record<string, number> };

@@ -20,8 +20,8 @@ function tempDir(t: TestContext): string {
   return dir;
 }
 
-async function sim(t: TestContext, options: Omit<SimRuntimeOptions, 'socketPath'> = {}): Promise<SimRuntime> {
-  const runtime = await startSimRuntime({ socketPath: join(tempDir(t), 'cri.sock'), ...options });
+async function sim(t: TestContext, options: Partial<Omit<SimRuntimeOptions, 'socketPath'>> = {}): Promise<SimRuntime> {
+  const runtime = await startSimRuntime({ socketPath: join(tempDir(t), 'cri.sock'), clock: real, ...options });
   t.after(() => runtime.close());
   return runtime;
 }
@@ -138,7 +138,7 @@ describe('simulated CRI runtime', () => {
   test('pads listings past the oversize, on the first item only', async (t) => {
     const runtime = await sim(t, { pods: 3, containersPerPod: 1 });
     runtime.setOversize(200_000);
-    const client = createRuntimeClient({ endpoint: runtime.endpoint, maxMessageBytes: 1 << 20 });
+    const client = createRuntimeClient({ endpoint: runtime.endpoint, maxMessageBytes: 1 << 20, clock: real });
     t.after(() => client.close());
     const listing = await client.listContainers({ deadlineMs: 5000 });
     assert.ok(listing.bytes > 200_000 && listing.bytes < 210_000, String(listing.bytes));
@@ -148,9 +148,9 @@ describe('simulated CRI runtime', () => {
 
   test('close() stops serving and removes its socket', async (t) => {
     const socketPath = join(tempDir(t), 'cri.sock');
-    const runtime = await startSimRuntime({ socketPath, pods: 1 });
+    const runtime = await startSimRuntime({ socketPath, pods: 1, clock: real });
     assert.ok(statSync(socketPath).isSocket(), 'precondition: it listens on the socket');
-    const client = createRuntimeClient({ endpoint: socketPath });
+    const client = createRuntimeClient({ endpoint: socketPath, clock: real });
     t.after(() => client.close());
     await client.version({ deadlineMs: 5000 });
     await runtime.close();
@@ -162,8 +162,8 @@ describe('simulated CRI runtime', () => {
     const dir = tempDir(t);
     const file = join(dir, 'not-a-socket');
     writeFileSync(file, 'x');
-    await assert.rejects(startSimRuntime({ socketPath: file }), /must not be an existing file that is not a socket/);
-    await assert.rejects(startSimRuntime({ socketPath: 'relative.sock' }), /must be an absolute path/);
-    await assert.rejects(startSimRuntime({ socketPath: `/tmp/${'x'.repeat(120)}` }), /must be at most 107 bytes long/);
+    await assert.rejects(startSimRuntime({ socketPath: file, clock: real }), /must not be an existing file that is not a socket/);
+    await assert.rejects(startSimRuntime({ socketPath: 'relative.sock', clock: real }), /must be an absolute path/);
+    await assert.rejects(startSimRuntime({ socketPath: `/tmp/${'x'.repeat(120)}`, clock: real }), /must be at most 107 bytes long/);
   });
 });

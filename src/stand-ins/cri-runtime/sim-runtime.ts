@@ -27,12 +27,12 @@
 // Assumptions and failure modes:
 //   - The socket path must be short enough for a unix socket (≤ 107 bytes). A socket file left
 //     there by a killed runtime is removed first, as containerd does; any other file is an error.
-//   - Delays and churn ticks run on the injected Clock (the system clock by default).
+//   - Delays and churn ticks run on the injected Clock.
 //   - Version, Status and the listings' fields come from the profile (sim-profile.ts): by
 //     default runtime name SIM_RUNTIME_NAME, shaped like containerd; `cri-o` answers as CRI-O.
 import { lstatSync, rmSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
-import { SystemClock, type Clock, type Timer } from '../../clock/clock.ts';
+import type { Clock, Timer } from '../../clock/clock.ts';
 import { loadCriService } from '../../cri/cri-proto.ts';
 import { status as GRPC_STATUS } from '@grpc/grpc-js';
 import { CRIO_PROFILE } from './crio-profile.ts';
@@ -58,7 +58,8 @@ export interface SimRuntimeOptions {
   readonly churnPerSecond?: number;
   /** Seeds ids and churn choices; default 1. */
   readonly seed?: number;
-  readonly clock?: Clock;
+  /** Times delays and churn: the system clock from a main, a manual one in unit tests. */
+  readonly clock: Clock;
   readonly runtimeReady?: boolean;
   readonly networkReady?: boolean;
   /** Which runtime it answers as; `nodepulse-sim` by default. */
@@ -136,7 +137,7 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
   if (!Number.isInteger(churnPerSecond) || churnPerSecond < 0) {
     throw new RangeError(`churnPerSecond: ${churnPerSecond} must be a whole number ≥ 0`);
   }
-  const clock = options.clock ?? new SystemClock();
+  const { clock } = options;
   const service = await loadCriService();
   const state = new SimState(options.seed === undefined ? { clock } : { clock, seed: options.seed });
   state.setPods(options.pods ?? 0, options.containersPerPod ?? 1);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { TestContext } from 'node:test';
 import { startApiServer, type ApiServerHandle, type ApiServerOptions } from '../api-server/api-server.ts';
 import type { RecordedRequest } from '../api-server/request-log.ts';
-import { SystemClock } from '../../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
 import { flushMicrotasks, ManualClock } from '../../clock/manual-clock.ts';
 import { ScriptedRuntimeClient } from './scripted-runtime-client.ts';
 import { KubeClient } from '../../kube/kube-client.ts';
@@ -67,7 +67,7 @@ export interface Harness {
 export interface HarnessOptions {
   /** Seed the Node (default true). */
   readonly node?: boolean;
-  readonly api?: ApiServerOptions;
+  readonly api?: Omit<ApiServerOptions, 'clock'>;
   /** Authenticate with a token file holding this token (the agent's in-cluster way: re-read on the clock). */
   readonly tokenFile?: { readonly token: string; readonly dir?: string };
 }
@@ -204,12 +204,13 @@ export class LeaseReader {
   }
 }
 
-const REAL_TIME = new SystemClock();
-
-/** Waits (real time, bounded) until cond holds: for HTTP in flight while the manual clock stands still. */
-export async function until(cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+/**
+ * Waits, bounded, on `real` (the test's system clock) until cond holds: for HTTP in flight while
+ * the manual clock stands still.
+ */
+export async function until(real: Clock, cond: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
   for (let waited = 0; !cond(); waited += 5) {
     if (waited >= timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await REAL_TIME.sleep(5);
+    await real.sleep(5);
   }
 }

@@ -8,6 +8,7 @@ import { after, before, describe, it } from 'node:test';
 import { CoordinationV1Api, CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { type ApiServerHandle, startApiServer } from '../../../src/stand-ins/api-server/api-server.ts';
 import { writeKubeconfig } from '../../../src/stand-ins/api-server/kubeconfig.ts';
+import { SystemClock } from '../../../src/clock/clock.ts';
 
 const NS = 'nodepulse';
 const TOKEN = 'client-node-token';
@@ -16,7 +17,7 @@ let dir: string;
 let kc: KubeConfig;
 
 before(async () => {
-  server = await startApiServer({ tokens: { [TOKEN]: 'system:serviceaccount:nodepulse:nodepulse' } });
+  server = await startApiServer({ clock: new SystemClock(), tokens: { [TOKEN]: 'system:serviceaccount:nodepulse:nodepulse' } });
   dir = mkdtempSync(join(tmpdir(), 'nodepulse-client-node-'));
   writeKubeconfig(join(dir, 'kubeconfig'), { server: server.url, token: TOKEN, namespace: NS });
   kc = new KubeConfig();

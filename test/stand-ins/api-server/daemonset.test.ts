@@ -10,6 +10,7 @@ import { type ApiServerHandle, startApiServer } from '../../../src/stand-ins/api
 import { writeKubeconfig } from '../../../src/stand-ins/api-server/kubeconfig.ts';
 import { k8sTools } from '../../support/k8s-tools.ts';
 import { runTool, type ToolRun } from '../../support/run-tool.ts';
+import { SystemClock } from '../../../src/clock/clock.ts';
 
 const NS = 'nodepulse';
 const PATH = `/apis/apps/v1/namespaces/${NS}/daemonsets`;
@@ -52,7 +53,7 @@ function kubectl(args: readonly string[]): Promise<ToolRun> {
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'nodepulse-ds-'));
-  server = await startApiServer();
+  server = await startApiServer({ clock: new SystemClock() });
   writeKubeconfig(join(dir, 'kubeconfig'), { server: server.url, namespace: NS });
 });
 

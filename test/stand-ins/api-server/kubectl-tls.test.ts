@@ -12,6 +12,7 @@ import { type ApiServerHandle, startApiServer } from '../../../src/stand-ins/api
 import { type KubeconfigOptions, writeKubeconfig } from '../../../src/stand-ins/api-server/kubeconfig.ts';
 import { createTestPki, type TestPki } from '../../../src/stand-ins/api-server/test-pki.ts';
 import { k8sTools } from '../../support/k8s-tools.ts';
+import { SystemClock } from '../../../src/clock/clock.ts';
 
 const NS = 'nodepulse';
 const TOKEN = 'kubectl-tls-token';
@@ -41,7 +42,7 @@ before(async () => {
   kubectl = k8sTools().kubectl;
   pki = createTestPki();
   dir = mkdtempSync(join(tmpdir(), 'nodepulse-kubectl-tls-'));
-  server = await startApiServer({ tls: { ...pki.server, clientCa: pki.ca }, tokens: { [TOKEN]: 'token-user' } });
+  server = await startApiServer({ clock: new SystemClock(), tls: { ...pki.server, clientCa: pki.ca }, tokens: { [TOKEN]: 'token-user' } });
   server.store.put({
     apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',
     metadata: { name: 'node-a', namespace: NS, labels: { 'nodepulse.io/role': 'node-lease' } },

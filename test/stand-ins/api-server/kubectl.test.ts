@@ -12,6 +12,7 @@ import { type ApiServerHandle, startApiServer } from '../../../src/stand-ins/api
 import { writeKubeconfig } from '../../../src/stand-ins/api-server/kubeconfig.ts';
 import { k8sTools } from '../../support/k8s-tools.ts';
 import { runTool, type ToolRun } from '../../support/run-tool.ts';
+import { SystemClock } from '../../../src/clock/clock.ts';
 
 const NS = 'nodepulse';
 let server: ApiServerHandle;
@@ -29,7 +30,7 @@ function run(args: readonly string[]): Promise<ToolRun> {
 before(async () => {
   kubectl = k8sTools().kubectl;
   dir = mkdtempSync(join(tmpdir(), 'nodepulse-kubectl-'));
-  server = await startApiServer();
+  server = await startApiServer({ clock: new SystemClock() });
   writeKubeconfig(join(dir, 'kubeconfig'), { server: server.url, namespace: NS });
   server.store.put({
     apiVersion: 'coordination.k8s.io/v1', kind: 'Lease',

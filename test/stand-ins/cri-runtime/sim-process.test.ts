@@ -65,7 +65,7 @@ describe('simulated runtime process', () => {
     assert.equal(sim.ready.endpoint, `unix://${socket}`);
     assert.match(sim.ready.control ?? '', /^http:\/\/127\.0\.0\.1:\d+$/);
 
-    const client = createRuntimeClient({ endpoint: sim.ready.endpoint });
+    const client = createRuntimeClient({ endpoint: sim.ready.endpoint, clock });
     t.after(() => client.close());
     const listing = await client.relist({ deadlineMs: 5000 });
     assert.deepEqual([listing.sandboxes.length, listing.containers.length], [3, 6]);
@@ -88,7 +88,7 @@ describe('simulated runtime process', () => {
   test('after SIGKILL the client sees unavailable, and a new process on the same socket serves again', async (t) => {
     const socket = join(tempDir(t), 'cri.sock');
     const first = await startSim(t, ['--socket', socket, '--pods', '2']);
-    const client = createRuntimeClient({ endpoint: socket });
+    const client = createRuntimeClient({ endpoint: socket, clock });
     t.after(() => client.close());
     assert.equal((await client.relist({ deadlineMs: 5000 })).sandboxes.length, 2);
 
@@ -132,7 +132,7 @@ describe('simulated runtime process', () => {
   test('--profile cri-o answers Version as CRI-O', async (t) => {
     const socket = join(tempDir(t), 'crio.sock');
     await startSim(t, ['--socket', socket, '--profile', 'cri-o']);
-    const client = createRuntimeClient({ endpoint: socket });
+    const client = createRuntimeClient({ endpoint: socket, clock });
     t.after(() => client.close());
     assert.equal((await client.version({ deadlineMs: 5000 })).runtimeName, 'cri-o');
   });
