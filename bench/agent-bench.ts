@@ -23,7 +23,7 @@
 // Times are on this process's monotonic clock; the stand-in records arrivals on the same clock.
 // Every process started here is stopped in a finally, and killed at exit if that fails.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, connect, type AddressInfo, type Server, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { startApiServer, type ApiServerHandle } from '../src/stand-ins/api-server/api-server.ts';
@@ -233,10 +233,12 @@ async function startApi(dir: string, name: string): Promise<{ api: ApiServerHand
   const relay = await startRelay(api.port);
   api.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: BENCH_NODE, labels: kubeletLabels(BENCH_NODE) } });
   const server = `https://127.0.0.1:${relay.port}`;
-  const kubeconfig = join(dir, `${name}.kubeconfig`);
+  // A folder of its own per stand-in: the latencies start one per runtime under the same name.
+  const own = mkdtempSync(join(dir, `${name}-`));
+  const kubeconfig = join(own, 'kubeconfig');
   writeKubeconfig(kubeconfig, { server, ca: pki.ca });
-  mkdirSync(join(dir, `${name}-serviceaccount`));
-  const account = writeServiceAccount(join(dir, `${name}-serviceaccount`), { server, ca: pki.ca, token: 'bench-token', namespace: 'nodepulse' });
+  mkdirSync(join(own, 'serviceaccount'));
+  const account = writeServiceAccount(join(own, 'serviceaccount'), { server, ca: pki.ca, token: 'bench-token', namespace: 'nodepulse' });
   return {
     api,
     relay,
