@@ -29,7 +29,8 @@ import { agentImage, requireImageBuild } from '../fixtures/agent-image.ts';
 import { startAgentPod, type AgentPod } from '../fixtures/agent-pod.ts';
 import { startContainerd, type ContainerdFixture } from '../fixtures/containerd.ts';
 import { helmRunner, only, renderKustomize, type K8sObject } from '../deploy/render.ts';
-import { createNode, metricValue, pollUntil, startAgentProcess, startStandIn, type AgentStatus, type StandIn } from '../support/agent-process.ts';
+import { kubeletLabels } from '../../src/stand-ins/api-server/register-node.ts';
+import { metricValue, pollUntil, startAgentProcess, startStandIn, type AgentStatus, type StandIn } from '../support/agent-process.ts';
 
 const execFileAsync = promisify(execFile);
 const NODE = 'image-node';
@@ -110,7 +111,8 @@ async function setUp(t: TestContext, socketGid?: number): Promise<{ image: Await
   const image = await agentImage();
   t.diagnostic(`image ${image.tag} ${image.os}/${image.architecture}: ${(image.sizeBytes / MiB).toFixed(1)} MiB in ${image.layers.length} layers${image.cached ? ' (cached)' : `, built in ${image.buildSeconds} s`}`);
   assert.ok(IMAGE_ARCHITECTURES.includes(image.architecture), `the image's architecture ${image.architecture} must be one the manifests allow (${IMAGE_ARCHITECTURES.join(', ')})`);
-  const world = await startStandIn(t, { nodeName: NODE });
+  // In-cluster, as the DaemonSet's pod runs: HTTPS, the service-account token and CA.
+  const world = await startStandIn(t, { nodeName: NODE, inCluster: true });
   const cd = await startContainerd(socketGid === undefined ? {} : { socketGid });
   t.after(() => cd.close());
   await cd.importImage(image.archive);
@@ -132,8 +134,9 @@ test('as the kustomize DaemonSet runs it (root, no capabilities): relists its ow
   const pod = await startAgentPod(t, { cd, world, daemonSet: ds, image: image.tag, name: 'agent-root' });
 
   // The bare process beside it, for the RSS figure: same build, same runtime, its own Node.
-  await createNode(world.api.url, 'bare-node');
-  const bare = await startAgentProcess(t, { args: ['--node-name=bare-node', `--cri-endpoint=${cd.endpoint}`, `--kubeconfig=${world.kubeconfig}`] });
+  world.api.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: 'bare-node', labels: kubeletLabels('bare-node') } });
+  assert.ok(world.serviceAccount, 'precondition: the stand-in serves in-cluster credentials');
+  const bare = await startAgentProcess(t, { args: ['--node-name=bare-node', `--cri-endpoint=${cd.endpoint}`], inCluster: world.serviceAccount });
   let bareRss = Number.NaN;
   const run = await exercise(t, pod, world, cd, async () => {
     const facts = processFacts(await taskPid(cd, pod.containerId));
