@@ -19,8 +19,7 @@
 // before every write attempt, and only it knows that gate).
 import type { IncomingMessage } from 'node:http';
 import https from 'node:https';
-import type { Clock } from '../clock/clock.ts';
-import { wallMs } from '../clock/clock.ts';
+import { wallMs, type Clock } from '../clock/clock.ts';
 import { http } from '../node-http.ts';
 import { VERSION } from '../version.ts';
 import { errorFromBadBody, errorFromCredentials, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';

@@ -6,11 +6,9 @@
 // has a timeout, so a wedged agent fails the test instead of hanging it.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { NODE_24 } from '../support/agent-process.ts';
+import { AGENT_MAIN, NODE_24 } from '../support/agent-process.ts';
 import { REPO_ROOT, type K8sObject } from './render.ts';
 
-const CLI = join(REPO_ROOT, 'dist', 'src', 'cli', 'main.js');
 const RUN_TIMEOUT_MS = 30_000;
 
 export interface AgentRun {
@@ -43,8 +41,8 @@ export function agentInvocation(daemonSet: K8sObject, where: { node: string; nam
 
 /** `node dist/src/cli/main.js agent ARGS` with exactly `env` (and PATH). */
 export function runBuiltAgent(args: readonly string[], env: Record<string, string>): AgentRun {
-  if (!existsSync(CLI)) throw new Error(`precondition: the built agent ${CLI} must exist (npm run build)`);
-  const r = spawnSync(NODE_24, [CLI, 'agent', ...args], {
+  if (!existsSync(AGENT_MAIN)) throw new Error(`precondition: the built agent ${AGENT_MAIN} must exist (npm run build)`);
+  const r = spawnSync(NODE_24, [AGENT_MAIN, 'agent', ...args], {
     cwd: REPO_ROOT,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...env },
     encoding: 'utf8',

@@ -6,17 +6,15 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { startApiServer } from '../../src/stand-ins/api-server/api-server.ts';
 import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { inPodCommand, writeServiceAccount } from '../support/in-cluster.ts';
 import { isRoot } from '../support/require.ts';
+import { AGENT_MAIN as MAIN, NODE_24 } from '../support/agent-process.ts';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const NODE_24 = join(ROOT, 'node_modules', '.bin', 'node');
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const USER = 'system:serviceaccount:nodepulse:nodepulse-controller';
 const TOKEN = 'controller-service-account-token';
 /** The controller creates its election lease within a retry period (2 s) of starting; a loaded machine takes longer to start it. */

@@ -10,17 +10,15 @@ import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
 import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { agentLease, realisticNode } from './fleet-fixtures.ts';
+import { AGENT_MAIN as MAIN, NODE_24 as NODE } from '../support/agent-process.ts';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const NODE = join(ROOT, 'node_modules', '.bin', 'node');
 /** The built CLI, as users run it: TypeScript through Node's type stripper would add ~19 MiB to the RSS measured. */
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const real = new SystemClock();
 const FLEET = 5_000;
 

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
 import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
@@ -27,10 +27,8 @@ import { EXIT_ALL_FRESH, EXIT_API_FAILED } from '../../src/fleet/fleet-command.t
 import { freePort } from '../support/free-port.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
+import { AGENT_MAIN as MAIN, NODE_24 } from '../support/agent-process.ts';
 
-const ROOT = resolve(import.meta.dirname, '..', '..');
-const NODE_24 = join(ROOT, 'node_modules', '.bin', 'node');
-const MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 const TOKEN = 'exec-plugin-token-0123456789';
 const NODES = ['node-a', 'node-b', 'node-c'];
 const real = new SystemClock();

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, test, type TestContext } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { SystemClock } from '../../clock/clock.ts';
+import { SystemClock, wallMs } from '../../clock/clock.ts';
 import { ManualClock } from '../../clock/manual-clock.ts';
 import { loadCriService } from '../../cri/cri-proto.ts';
 import { createRuntimeClient } from '../../cri/runtime-client.ts';
@@ -34,7 +34,7 @@ async function fullCall(t: TestContext, runtime: SimRuntime, method: string, req
   const client = new grpc.Client(runtime.endpoint, grpc.credentials.createInsecure());
   t.after(() => client.close());
   return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(definition.path, definition.requestSerialize, definition.responseDeserialize, request, { deadline: Date.now() + 5_000 }, (err, value) =>
+    client.makeUnaryRequest(definition.path, definition.requestSerialize, definition.responseDeserialize, request, { deadline: wallMs(real) + 5_000 }, (err, value) =>
       err ? reject(err) : resolve(value as Record<string, unknown>),
     );
   });
