@@ -41,7 +41,7 @@ const LEASES_PATH = '/apis/coordination.k8s.io/v1/namespaces/nodepulse/leases';
 /** Bounds on waiting for things that take about a second. */
 const AGENT_START_TIMEOUT_MS = 30_000;
 const RENEWAL_TIMEOUT_MS = 30_000;
-const SIM_START_TIMEOUT_MS = 30_000;
+const SIM_START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 const POLL_MS = 5;
 /** After the first renewal: the agent's start-up garbage and JIT settle before the window opens. */
@@ -53,10 +53,14 @@ const MIB = 1024 * 1024;
 const clock = new SystemClock();
 
 export interface SteadyState {
+  readonly runtime: 'containerd' | 'simulated';
   readonly windowSeconds: number;
   readonly containers: number;
   readonly cpuPercentOfOneCore: number;
   readonly rssMiB: number;
+  /** The parts of rssMiB: anonymous memory (heap, malloc, JIT code) and file-backed pages (Node's binary). */
+  readonly rssAnonMiB: number;
+  readonly rssFileMiB: number;
   readonly heapUsedMiB: number;
   readonly heapTotalMiB: number;
   /** nodejs_eventloop_lag_p99_seconds over the window: how late the p99 delay sample fired. */
@@ -206,16 +210,21 @@ function sample(samples: Map<string, number>, name: string): number {
   return value;
 }
 
-function rssOf(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`/proc/${pid}/status: VmRSS must be present`);
-  return (Number(match[1]) * 1024) / MIB;
+/** VmRSS and its parts (anonymous memory; file-backed pages, mostly Node's own binary), in MiB. */
+function rssOf(pid: number): { rssMiB: number; rssAnonMiB: number; rssFileMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string): number => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (match === null) throw new Error(`/proc/${pid}/status: ${name} must be present`);
+    return (Number(match[1]) * 1024) / MIB;
+  };
+  return { rssMiB: field('VmRSS'), rssAnonMiB: field('RssAnon'), rssFileMiB: field('RssFile') };
 }
 
-function startSim(root: string, socket: string, pods: number, containersPerPod: number): Promise<ChildServer<{ endpoint: string }>> {
+export function startSim(root: string, socket: string, pods: number, containersPerPod: number, timeoutMs = SIM_START_TIMEOUT_MS): Promise<ChildServer<{ endpoint: string }>> {
   return startServer<{ endpoint: string }>(
     ['src/stand-ins/cri-runtime/main.ts', '--socket', socket, '--pods', String(pods), '--containers-per-pod', String(containersPerPod)],
-    SIM_START_TIMEOUT_MS,
+    timeoutMs,
     root,
   );
 }
@@ -250,20 +259,30 @@ async function startApi(dir: string, name: string): Promise<{ api: ApiServerHand
   };
 }
 
-export async function runSteadyState(options: { root: string; dir: string; windowMs: number; log: (line: string) => void }): Promise<{
+export interface SteadyOptions {
+  readonly root: string;
+  readonly dir: string;
+  readonly windowMs: number;
+  /** The runtime the agent relists, and what it holds. */
+  readonly endpoint: string;
+  readonly runtime: 'containerd' | 'simulated';
+  readonly containers: number;
+  /** Agent flags beyond the defaults (a raised --max-message-size for 10,000 containers). */
+  readonly agentArgs?: readonly string[];
+  readonly log: (line: string) => void;
+}
+
+export async function runSteadyState(options: SteadyOptions): Promise<{
   steady: SteadyState;
   lease: LeaseCost;
   spawnToFirstRenewalMs: number;
   spawnToListeningMs: number;
 }> {
-  const { root, dir, windowMs, log } = options;
-  const pods = 110;
-  const perPod = 3;
-  const stand = await startApi(dir, 'steady');
-  const sim = await startSim(root, join(dir, 'steady-cri.sock'), pods, perPod);
+  const { root, dir, windowMs, log, containers } = options;
+  const stand = await startApi(dir, `steady-${options.runtime}-${containers}`);
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(root, sim.ready.endpoint, stand.access, [], log);
+    agent = spawnAgent(root, options.endpoint, stand.access, options.agentArgs ?? [], log);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
     log(`agent: listening after ${(listeningAtMs - agent.spawnedAtMs).toFixed(0)} ms, first lease write after ${(firstWriteMs - agent.spawnedAtMs).toFixed(0)} ms`);
@@ -273,12 +292,12 @@ export async function runSteadyState(options: { root: string; dir: string; windo
     const openedMs = clock.monotonicMs();
     const seq = stand.api.requests.lastSeq();
     const wireBefore = stand.relay.sentBytes();
-    log(`steady state: ${(windowMs / 1000).toFixed(0)} s window at 1 Hz, ${pods * perPod} containers`);
+    log(`steady state: ${(windowMs / 1000).toFixed(0)} s window at 1 Hz, ${containers} containers on ${options.runtime}`);
     await clock.sleep(windowMs);
     const wireAfter = stand.relay.sentBytes();
     const inWindow = stand.api.requests.since(seq);
     // RSS before the last scrape: building the exposition is not steady-state work.
-    const rssMiB = rssOf(agent.child.pid ?? 0);
+    const rss = rssOf(agent.child.pid ?? 0);
     const after = await scrape(url);
     const closedMs = clock.monotonicMs();
 
@@ -286,9 +305,10 @@ export async function runSteadyState(options: { root: string; dir: string; windo
     const relists = (s: Map<string, number>): number => s.get('nodepulse_relist_duration_seconds_count') ?? 0;
     const steady: SteadyState = {
       windowSeconds: (closedMs - openedMs) / 1000,
-      containers: pods * perPod,
+      runtime: options.runtime,
+      containers,
       cpuPercentOfOneCore: ((cpuSeconds(after) - cpuSeconds(before)) / ((closedMs - openedMs) / 1000)) * 100,
-      rssMiB,
+      ...rss,
       heapUsedMiB: sample(after, 'nodejs_heap_size_used_bytes') / MIB,
       heapTotalMiB: sample(after, 'nodejs_heap_size_total_bytes') / MIB,
       eventLoopLagP99Ms: sample(after, 'nodejs_eventloop_lag_p99_seconds') * 1000,
@@ -308,7 +328,6 @@ export async function runSteadyState(options: { root: string; dir: string; windo
     return { steady, lease, spawnToFirstRenewalMs: firstWriteMs - agent.spawnedAtMs, spawnToListeningMs: listeningAtMs - agent.spawnedAtMs };
   } finally {
     await agent?.stop();
-    await sim.stop();
     await stand.close();
   }
 }
