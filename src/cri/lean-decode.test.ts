@@ -400,6 +400,175 @@ describe('lean relist decoder', () => {
   });
 });
 
+// --- with a memo: unchanged items taken from the previous answer (answer-memo.ts) --------------
+
+/**
+ * An item as blocks: kept fields and unkept fields in an order of blocks that answers keep, each
+ * block's fields in an order that may change (as containerd's Go maps do) without changing what
+ * the lean decoder keeps.
+ */
+interface MemoItem {
+  readonly blocks: ReadonlyArray<{ readonly kept: boolean; readonly fields: readonly Buffer[] }>;
+}
+
+const SANDBOX_KEPT_PARTS = (g: Gen, id: string, state: number): Buffer[] => [
+  fStr(1, id),
+  fLen(2, Buffer.concat([fStr(1, g.text(20)), fStr(2, g.text(36)), fStr(3, g.text(10)), fVarint(4, g.int(3))])),
+  fVarint(3, state),
+  fVarint(4, g.int64()),
+];
+
+function memoSandbox(g: Gen, id: string): MemoItem {
+  const labels = Array.from({ length: 1 + g.int(5) }, () => mapEntry(5, g.text(12), g.text(30)));
+  const annotations = Array.from({ length: g.int(4) }, () => mapEntry(6, g.text(12), g.text(40)));
+  const kept = SANDBOX_KEPT_PARTS(g, id, g.int(2));
+  // Two kept blocks around the maps, so an item's signature has one range or two.
+  const split = g.chance(0.5) ? kept.length : 2;
+  return {
+    blocks: [
+      { kept: true, fields: kept.slice(0, split) },
+      { kept: false, fields: [...labels, ...annotations] },
+      ...(split < kept.length ? [{ kept: true, fields: kept.slice(split) }] : []),
+    ],
+  };
+}
+
+/** The item's bytes, each unkept block's fields in a fresh random order. */
+function memoItemBytes(g: Gen, item: MemoItem): Buffer {
+  const parts: Buffer[] = [];
+  for (const block of item.blocks) {
+    const fields = [...block.fields];
+    if (!block.kept) for (let i = fields.length - 1; i > 0; i--) {
+      const j = g.int(i + 1);
+      [fields[i], fields[j]] = [fields[j] as Buffer, fields[i] as Buffer];
+    }
+    parts.push(...fields);
+  }
+  return fLen(1, Buffer.concat(parts));
+}
+
+/** The items' kept fields as one sorted string: equal exactly when the items are the same. */
+function keptOf(items: readonly MemoItem[]): string {
+  return items
+    .map((item) => item.blocks.map((b) => (b.kept ? Buffer.concat(b.fields).toString('hex') : '|')).join(''))
+    .sort()
+    .join(',');
+}
+
+function memoAnswer(g: Gen, items: readonly MemoItem[]): Buffer {
+  return Buffer.concat(items.map((item) => memoItemBytes(g, item)));
+}
+
+/** The item with one kept field changed: its state, to the other one. */
+function withOtherState(item: MemoItem): MemoItem {
+  return {
+    blocks: item.blocks.map((block) =>
+      !block.kept
+        ? block
+        : { kept: true, fields: block.fields.map((f) => (f[0] === ((3 << 3) | 0) ? fVarint(3, f[1] === 0 ? 1 : 0) : f)) },
+    ),
+  };
+}
+
+describe('lean relist decoder with a memo of the previous answer', () => {
+  test('over random successions of answers, decodes each as without a memo, and keeps the content id exactly when the items are the same', async () => {
+    const { AnswerMemo } = await import('./answer-memo.ts');
+    for (let seed = 1; seed <= 60; seed++) {
+      const g = new Gen(seed);
+      const memo = new AnswerMemo<PodSandbox>();
+      let items: MemoItem[] = Array.from({ length: 1 + g.int(12) }, (_, i) => memoSandbox(g, `${seed}-${i}-${'f'.repeat(40)}`));
+      let previous: { records: PodSandbox[]; id: number; kept: string } | undefined;
+      for (let step = 0; step < 40; step++) {
+        const op = step === 0 ? 'first' : g.pick(['permute', 'reorder maps', 'change', 'add', 'drop', 'duplicate', 'copy over'] as const);
+        if (op === 'copy over') {
+          // One item replaced by a copy of another: the count stays, the items mostly do not.
+          const from = g.int(items.length);
+          const to = g.int(items.length);
+          items = items.map((item, k) => (k === to ? (items[from] as MemoItem) : item));
+        }
+        if (op === 'permute') items = items.map((item) => ({ item, k: g.next() })).sort((a, b) => a.k - b.k).map((x) => x.item);
+        if (op === 'change') {
+          const i = g.int(items.length);
+          items = items.map((item, k) => (k === i ? withOtherState(item) : item));
+        }
+        if (op === 'add') items = [...items, memoSandbox(g, `${seed}-added-${step}`)];
+        if (op === 'drop' && items.length > 1) {
+          const i = g.int(items.length);
+          items = items.filter((_, k) => k !== i);
+        }
+        if (op === 'drop' && items.length <= 1) items = [...items, memoSandbox(g, `${seed}-added-${step}`)];
+        if (op === 'duplicate') items = [...items, items[g.int(items.length)] as MemoItem];
+        const bytes = memoAnswer(g, items);
+        const why = `seed ${seed} step ${step} (${op})`;
+        const records = decodeListPodSandboxResponse(bytes, memo);
+        assert.deepEqual(records, decodeListPodSandboxResponse(bytes), `${why}: the memo changes nothing decoded`);
+        // The oracle: the same kept fields, item for item, in any order.
+        const kept = keptOf(items);
+        const same = previous !== undefined && kept === previous.kept;
+        if (previous !== undefined) {
+          if (same) {
+            assert.equal(memo.contentId, previous.id, `${why}: the same items keep the content id`);
+            assert.ok(records.every((r) => previous?.records.includes(r)), `${why}: every record is the previous answer's own object`);
+          } else {
+            assert.notEqual(memo.contentId, previous.id, `${why}: other items get a new content id`);
+          }
+        }
+        previous = { records, id: memo.contentId, kept };
+      }
+    }
+  });
+
+  test('an answer the decoder refuses makes the memo forget: the next one is decoded afresh under a new content id', async () => {
+    const { AnswerMemo } = await import('./answer-memo.ts');
+    const g = new Gen(7);
+    const memo = new AnswerMemo<PodSandbox>();
+    const items = [memoSandbox(g, 'a'.repeat(64)), memoSandbox(g, 'b'.repeat(64))];
+    const first = decodeListPodSandboxResponse(memoAnswer(g, items), memo);
+    const firstId = memo.contentId;
+    assert.throws(() => decodeListPodSandboxResponse(Buffer.concat([memoAnswer(g, items), Buffer.from([0x0a, 0x05, 0x0a])]), memo), LeanDecodeError);
+    const again = decodeListPodSandboxResponse(memoAnswer(g, items), memo);
+    assert.deepEqual(again, first);
+    assert.notEqual(memo.contentId, firstId);
+    assert.ok(again.every((r) => !first.includes(r)), 'no record is taken from before the refused answer');
+  });
+
+  test('content ids are never shared between memos, so a replaced client cannot pass for the old one', async () => {
+    const { AnswerMemo } = await import('./answer-memo.ts');
+    const g = new Gen(8);
+    const one = new AnswerMemo<Container>();
+    const two = new AnswerMemo<Container>();
+    decodeListContainersResponse(randomList(g, randomContainer), one);
+    decodeListContainersResponse(randomList(g, randomContainer), two);
+    assert.notEqual(one.contentId, two.contentId);
+    assert.ok(one.contentId > 0 && two.contentId > 0);
+  });
+
+  test('containers keep their records across answers whose labels and annotations come in another order', async () => {
+    const { AnswerMemo } = await import('./answer-memo.ts');
+    const memo = new AnswerMemo<Container>();
+    const container = (id: string, order: number): Buffer =>
+      fLen(
+        1,
+        Buffer.concat([
+          fStr(1, id),
+          fStr(2, 'p'.repeat(64)),
+          fLen(3, Buffer.concat([fStr(1, 'app'), fVarint(2, 0)])),
+          fLen(4, fStr(1, 'sha256:' + 'c'.repeat(64))),
+          fStr(5, 'registry.example/app@sha256:' + 'd'.repeat(64)),
+          fVarint(6, 1),
+          fVarint(7, 1_767_323_045_123_456_789n),
+          ...(order === 0 ? [mapEntry(8, 'a', '1'), mapEntry(8, 'b', '2')] : [mapEntry(8, 'b', '2'), mapEntry(8, 'a', '1')]),
+        ]),
+      );
+    const first = decodeListContainersResponse(Buffer.concat([container('x'.repeat(64), 0), container('y'.repeat(64), 0)]), memo);
+    const firstId = memo.contentId;
+    const second = decodeListContainersResponse(Buffer.concat([container('y'.repeat(64), 1), container('x'.repeat(64), 1)]), memo);
+    assert.equal(memo.contentId, firstId);
+    assert.equal(second[0], first[1]);
+    assert.equal(second[1], first[0]);
+  });
+});
+
 // --- Status and Version: the small answers the agent also reads ---------------------------------
 
 function fullStatus(bytes: Buffer): RuntimeStatus {

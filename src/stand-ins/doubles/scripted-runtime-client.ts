@@ -48,7 +48,12 @@ export class ScriptedRuntimeClient implements RuntimeClient {
         options,
         answer: (listing = {}) => {
           this.#remove(entry);
-          resolve({ sandboxes: listing.sandboxes ?? [], containers: listing.containers ?? [], bytes: listing.bytes ?? 0 });
+          resolve({
+            sandboxes: listing.sandboxes ?? [],
+            containers: listing.containers ?? [],
+            bytes: listing.bytes ?? 0,
+            ...(listing.contentIds === undefined ? {} : { contentIds: listing.contentIds }),
+          });
         },
         fail: (code, message = `scripted ${code}`) => {
           this.#remove(entry);
