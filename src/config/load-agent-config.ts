@@ -23,7 +23,8 @@
 // Problems with argv stop the load before the file is read; a file that cannot be read, parsed
 // or shaped stops it before the values are judged. zod judges the file's shape and every value,
 // and its ZodError is the ConfigError's cause. --help is the CLI's to answer (wantsHelp).
-import { parse as parseYaml } from 'yaml';
+// The YAML parser is loaded only when a file is given.
+import { createRequire } from 'node:module';
 import { z } from 'zod/v3';
 import { agentConfigSchema, type AgentConfig } from './agent-config-schema.ts';
 import { AGENT_CONFIG_KEYS, AGENT_CONFIG_SPECS, CONFIG_FILE_SPEC, PRINT_CONFIG_SPEC, type AgentConfigKey } from './agent-config-keys.ts';
@@ -91,6 +92,14 @@ function load(input: LoadAgentConfigInput): LoadAgentConfigResult {
   return { ok: true, config: result.value, printConfig: command.value.printConfig, sources };
 }
 
+/**
+ * The yaml package, loaded when a config file is first read: most agents are given none, and a
+ * module once loaded stays resident for the agent's life (docs/bench.md measures what yaml costs).
+ */
+function yaml(): typeof import('yaml') {
+  return createRequire(import.meta.url)('yaml') as typeof import('yaml');
+}
+
 type FileRead = { readonly ok: true; readonly value: ReadonlyMap<string, Sourced> } | { readonly ok: false; readonly error: ConfigError };
 
 function readConfigFile(path: string, readFile: (path: string) => string): FileRead {
@@ -105,7 +114,7 @@ function readConfigFile(path: string, readFile: (path: string) => string): FileR
   if (text.length > MAX_CONFIG_FILE_BYTES) return failed(`be at most ${MAX_CONFIG_FILE_BYTES} bytes`);
   let doc: unknown;
   try {
-    doc = parseYaml(text, { maxAliasCount: 100 });
+    doc = yaml().parse(text, { maxAliasCount: 100 });
   } catch (err) {
     // The parser's message carries a code frame on further lines; the first line says it all.
     return failed(`be valid YAML or JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''})`, err);

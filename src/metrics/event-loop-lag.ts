@@ -1,7 +1,8 @@
 // The process and Node.js default metrics, with the event-loop lag measured by the agent itself.
 //
-// prom-client's default collectors are used as they are (CPU, memory, file descriptors, heap,
-// handles, GC), all but one: its event-loop lag collector, for two reasons.
+// prom-client's default collectors are used as they are (memory, file descriptors, heap, handles,
+// GC), all but two: its CPU collector, which loads @opentelemetry/api (process-cpu.ts has the
+// agent's, with the same families), and its event-loop lag collector, for two reasons.
 //   - Cost. A sampler wakes the process at every sample, on every node, forever, and
 //     prom-client's samples every 10 ms by default. Sampling every 500 ms keeps the agent inside
 //     its CPU budget; docs/bench.md has the figures, side by side with a faster sampler.
@@ -35,36 +36,51 @@
 // The sampler runs on the clock it is given, like every other timer of the agent.
 import { createRequire } from 'node:module';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
-import { Gauge, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { registerProcessCpu } from './process-cpu.ts';
+import { Gauge } from './prom-client.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 
 /** How often the event loop is sampled, in ms (see the header for why 500). */
 export const EVENT_LOOP_SAMPLE_MS = 500;
 
-/** prom-client's name for its own event-loop lag collector, the one this file replaces. */
-const PROM_CLIENT_LAG_COLLECTOR = 'eventLoopLag';
+/**
+ * prom-client's default collectors the agent registers: each is a module of its own, named as
+ * in prom-client's metricsList (a test holds this list to it, so a collector a later version
+ * adds is not silently left out). Not among them: eventLoopLag, replaced by the sampler below,
+ * and processCpuTotal, replaced by process-cpu.ts (it loads @opentelemetry/api).
+ */
+export const PROM_CLIENT_COLLECTORS = [
+  'processStartTime',
+  'osMemoryHeap',
+  'processOpenFileDescriptors',
+  'processMaxFileDescriptors',
+  'processResources',
+  'processHandles',
+  'processRequests',
+  'heapSizeAndUsed',
+  'heapSpacesSizeAndUsed',
+  'version',
+  'gc',
+] as const;
+
+/** The default collectors this file replaces with the agent's own. */
+export const REPLACED_COLLECTORS = ['eventLoopLag', 'processCpuTotal'] as const;
 
 type DefaultCollector = (registry: Registry, config: object) => void;
 
 /**
- * Registers prom-client's default process and Node.js collectors on `registry`, except its
- * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on `clock` (the
- * system clock in the agent) for the life of the process; its timer does not keep the process
- * alive.
+ * Registers prom-client's default process and Node.js collectors on `registry`, its CPU and
+ * event-loop lag ones replaced by the agent's own. The sampler runs on `clock` (the system clock
+ * in the agent) for the life of the process; its timer does not keep the process alive.
  */
 export function collectProcessMetrics(registry: Registry, clock: Clock, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
-  // prom-client exports collectDefaultMetrics() whole; its collectors are one module each, named
-  // by its metricsList. Loading them by that list keeps any collector a later version adds.
   const require = createRequire(import.meta.url);
-  const { metricsList } = require('prom-client/lib/defaultMetrics.js') as { metricsList: readonly string[] };
-  if (!metricsList.includes(PROM_CLIENT_LAG_COLLECTOR)) {
-    throw new Error(`prom-client's default collectors no longer include ${PROM_CLIENT_LAG_COLLECTOR}: ${metricsList.join(', ')}`);
-  }
-  for (const name of metricsList) {
-    if (name === PROM_CLIENT_LAG_COLLECTOR) continue;
+  for (const name of PROM_CLIENT_COLLECTORS) {
     const collector = require(`prom-client/lib/metrics/${name}.js`) as DefaultCollector;
     collector(registry, {});
   }
+  registerProcessCpu(registry);
   const sampler = new EventLoopLagSampler(clock, sampleMs);
   sampler.start();
   registerEventLoopLag(registry, sampler.lateness, clock, sampleMs);
