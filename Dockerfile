@@ -58,5 +58,6 @@ COPY --from=build /src/dist ./dist
 COPY --from=build /src/proto ./proto
 COPY package.json ./
 EXPOSE 9356
-# `nodepulse agent`: the package's bin is dist/src/cli/main.js.
-ENTRYPOINT ["node", "dist/src/cli/main.js", "agent"]
+# `nodepulse agent` with the agent's Node.js settings (src/cli/agent-node-flags.ts, which a test
+# holds this line to): 1 MiB young-generation semi-spaces and one V8 worker thread, for its RSS.
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--v8-pool-size=1", "dist/src/cli/main.js", "agent"]

@@ -1,4 +1,5 @@
-// The built agent as users run it (`node dist/src/cli/main.js agent …`), in a process of its
+// The built agent as users run it (`node <the agent's Node.js settings> dist/src/cli/main.js
+// agent …`, as the image's entrypoint runs it: src/cli/agent-node-flags.ts), in a process of its
 // own, against a runtime in another process and the Kubernetes API stand-in in this one:
 //
 // - steady state: after the first renewal and a settling pause, a window (60 s; shorter with
@@ -30,6 +31,7 @@ import { startApiServer, type ApiServerHandle } from '../src/stand-ins/api-serve
 import { writeKubeconfig } from '../src/stand-ins/api-server/kubeconfig.ts';
 import { kubeletLabels } from '../src/stand-ins/api-server/register-node.ts';
 import { createTestPki } from '../src/stand-ins/api-server/test-pki.ts';
+import { AGENT_NODE_FLAGS } from '../src/cli/agent-node-flags.ts';
 import { SystemClock } from '../src/clock/clock.ts';
 import { inPodCommand, writeServiceAccount, type ServiceAccount } from '../test/support/in-cluster.ts';
 import { isRoot } from '../test/support/require.ts';
@@ -133,12 +135,15 @@ interface RunningAgent {
 }
 
 function spawnAgent(root: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void): RunningAgent {
-  const args = ['dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
+  const args = [...AGENT_NODE_FLAGS, 'dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
   const inCluster = isRoot();
   if (!inCluster) log('not root: the agent is given a kubeconfig, which loads client-node\'s KubeConfig (~80 MiB): its RSS is not the in-cluster figure');
   const command = inCluster ? inPodCommand(access.account, process.execPath, args) : { file: process.execPath, args: [...args, `--kubeconfig=${access.kubeconfig}`] };
   const spawnedAtMs = clock.monotonicMs();
-  const child = spawn(command.file, command.args, { cwd: root, env: { ...process.env, ...(inCluster ? access.account.env : {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a pod's shape, a pod's environment: the image's (PATH, NODE_ENV) and the service's
+  // address; nothing of this machine's (its NODE_EXTRA_CA_CERTS, say, would load a CA bundle).
+  const env = inCluster ? { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', ...access.account.env } : process.env;
+  const child = spawn(command.file, command.args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const onExit = (): void => void child.kill('SIGKILL');
   process.once('exit', onExit);
   const exited = new Promise<void>((done) => child.once('exit', () => done()));

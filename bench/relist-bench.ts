@@ -17,6 +17,10 @@
 // | containerd | 0     | 0 × 0                     | the fixed cost, on the runtime users run     |
 // | containerd | 330   | 110 × 3 (fewer in --quick)| a full default node, on the runtime users run|
 //
+// The two Node sides run with Node's defaults, the same for both: the rows compare relist code,
+// not process settings. The agent's own settings (src/cli/agent-node-flags.ts) are for its
+// steady state, and are measured there (agent-bench.ts).
+//
 // Fairness: the three sides start one after the other (each connects and makes its warm-up
 // relists), then the measured relists run in ROUNDS: in each round every side makes one batch,
 // and the order of the sides rotates from round to round. A shift in the machine's load during
