@@ -7,7 +7,9 @@
 // | bare node                   | nothing                                                         |
 // | node:http, two ways         | as an ES import (which loads Node's bundled undici), and as the  |
 // |                             | agent takes it, process.getBuiltinModule (src/node-http.ts)     |
-// | each dependency             | that package, the way the agent imports it; client-node's       |
+// | each dependency             | that package, the way the agent imports it (prom-client's four  |
+// |                             | classes, not its index; yaml, which it loads only with a config |
+// |                             | file), and what it leaves out, for comparison; client-node's    |
 // |                             | KubeConfig (dist/config.js), which only fleet, the controller   |
 // |                             | and an agent given a kubeconfig file load, for comparison;      |
 // |                             | @grpc/grpc-js is the CRI client's transport                     |
@@ -40,8 +42,13 @@ const LINES: ReadonlyArray<{ what: string; code: string }> = [
     code: "const l = await import('@grpc/proto-loader'); await l.load('runtime/v1/api.proto', { longs: String, enums: String, defaults: true, includeDirs: ['proto'] });",
   },
   { what: 'pino', code: "await import('pino');" },
-  { what: 'prom-client', code: "await import('prom-client');" },
-  { what: 'yaml', code: "await import('yaml');" },
+  {
+    what: "prom-client's Registry, Counter, Gauge and Histogram (the agent's way, src/metrics/prom-client.ts)",
+    code: "for (const m of ['registry', 'counter', 'gauge', 'histogram']) await import(`prom-client/lib/${m}.js`);",
+  },
+  { what: 'prom-client, its index (not loaded by the agent)', code: "await import('prom-client');" },
+  { what: '@opentelemetry/api (not loaded by the agent)', code: "await import('@opentelemetry/api');" },
+  { what: 'yaml (loaded by the agent only with a config file)', code: "await import('yaml');" },
   { what: "zod/v3 (the config schema's import)", code: "await import('zod/v3');" },
   { what: "@kubernetes/client-node's KubeConfig (not loaded by the agent in a pod)", code: "await import('@kubernetes/client-node/dist/config.js');" },
   { what: 'every agent module (dist/src/cli/agent-command.js)', code: "await import('./dist/src/cli/agent-command.js');" },
