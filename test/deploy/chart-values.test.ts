@@ -37,7 +37,7 @@ const CASES: readonly Case[] = [
   { set: ['flowSchema.matchingPrecedence=0'], says: /- flowSchema\.matchingPrecedence: Must be greater than or equal to 1/ },
   { set: ['runtime.socketDir=/run/crio'], says: /- runtime: Additional property socketDir is not allowed/ },
   { set: ['nonRoot.enabled=true', 'nonRoot.socketGid=1001', 'nonRoot.uid=0'], says: /- nonRoot\.uid: Must be greater than or equal to 1/ },
-  { set: ['architectures={x86_64}'], says: /- architectures\.0: architectures\.0 must be one of the following: "amd64"/ },
+  { set: ['image.architectures={x86_64}'], says: /- image\.architectures\.0: image\.architectures\.0 must be one of the following: "amd64"/ },
   { set: ['agent.idleWindow=5s', 'agent.renewInterval=1s', 'agent.statusPeriod=1s'], says: /^agent\.idleWindow: 5s must be longer than 7s, the Node condition loop's longest backoff after a failed write \(or nodeCondition false\)$/m, agent: ['--idle-window=5s', '--renew-interval=1s', '--status-period=1s'] },
   { set: ['runtime.endpoint=/run/containerd/containerd.sock'], says: /- runtime\.endpoint: Does not match pattern/, agent: ['--cri-endpoint=/run/containerd/containerd.sock'] },
   // The agent's rules of one value.
