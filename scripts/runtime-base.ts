@@ -67,11 +67,13 @@ export interface Architecture {
   readonly triplet: string;
   /** Node.js's name for the CPU, as the npm package `node-linux-<cpu>` has it. */
   readonly nodeCpu: string;
+  /** The ELF header's e_machine of this architecture's programs. */
+  readonly elfMachine: number;
 }
 
 export const ARCHITECTURES: Readonly<Record<string, Architecture>> = {
-  amd64: { name: 'amd64', triplet: 'x86_64-linux-gnu', nodeCpu: 'x64' },
-  arm64: { name: 'arm64', triplet: 'aarch64-linux-gnu', nodeCpu: 'arm64' },
+  amd64: { name: 'amd64', triplet: 'x86_64-linux-gnu', nodeCpu: 'x64', elfMachine: 62 },
+  arm64: { name: 'arm64', triplet: 'aarch64-linux-gnu', nodeCpu: 'arm64', elfMachine: 183 },
 };
 
 export interface RuntimeBaseInputs {
@@ -121,6 +123,8 @@ export async function runtimeBaseTar(inputs: RuntimeBaseInputs): Promise<Runtime
     inputs.log(`runtime ${arch.name}: npm pack node-linux-${arch.nodeCpu}@${version}`);
     const packed = (await runTool('npm', ['pack', `node-linux-${arch.nodeCpu}@${version}`, '--pack-destination', work, '--silent'], { cwd: work, timeoutMs: NPM_TIMEOUT_MS })).trim().split('\n').at(-1) ?? '';
     await runTool('tar', ['-xzf', join(work, packed), '-C', work, 'package/bin/node', 'package/LICENSE'], { timeoutMs: TOOL_TIMEOUT_MS });
+    const machine = elfMachineOf(join(work, 'package', 'bin', 'node'));
+    if (machine !== arch.elfMachine) throw new Error(`runtime ${arch.name}: ${packed}'s node is for ELF machine ${machine}, must be ${arch.elfMachine}`);
     mkdirSync(join(root, dirname(NODE_PATH)), { recursive: true });
     await runTool(`${arch.triplet}-strip`, ['--strip-all', '-o', join(root, NODE_PATH), join(work, 'package', 'bin', 'node')], { timeoutMs: TOOL_TIMEOUT_MS });
     mkdirSync(join(root, 'usr/local/share/doc/node'), { recursive: true });
@@ -140,6 +144,13 @@ export async function runtimeBaseTar(inputs: RuntimeBaseInputs): Promise<Runtime
     rmSync(partial, { force: true });
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** An ELF file's e_machine (a little-endian ELF header, as both architectures' are). */
+export function elfMachineOf(path: string): number {
+  const header = readFileSync(path).subarray(0, 20);
+  if (header.subarray(0, 4).toString('latin1') !== '\x7fELF') throw new Error(`${path}: must be an ELF file`);
+  return header.readUInt16LE(18);
 }
 
 /** What `readelf` says an ELF file asks the dynamic linker for: its interpreter and DT_NEEDED. */
@@ -163,6 +174,7 @@ async function sharedLibraries(debian: string, binary: string, arch: Architectur
     const file = queue.shift() as string;
     const { interpreter, needed } = parseReadelf(await runTool('readelf', ['-W', '-l', '-d', file], { timeoutMs: TOOL_TIMEOUT_MS }));
     if (interpreter !== undefined && !kept.has(interpreter)) {
+      if (!existsInRoot(debian, interpreter)) throw new Error(`runtime ${arch.name}: the interpreter ${interpreter} (of ${file}) must be in Debian's ${PACKAGES.join(', ')}`);
       for (const p of linkChain(debian, interpreter)) kept.add(p);
       queue.push(join(debian, linkChain(debian, interpreter).at(-1) as string));
     }

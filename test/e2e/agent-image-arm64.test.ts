@@ -15,11 +15,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { BuiltImage } from '../../scripts/build-image.ts';
-import { nodeVersion } from '../../scripts/runtime-base.ts';
+import { ARCHITECTURES, elfMachineOf, nodeVersion } from '../../scripts/runtime-base.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { SIM_RUNTIME_NAME } from '../../src/stand-ins/cri-runtime/sim-profile.ts';
 import { startSimRuntime } from '../../src/stand-ins/cri-runtime/sim-runtime.ts';
-import { agentImage, ELF_MACHINE, elfMachine, IMAGE_MAIN, IMAGE_NODE, requireImageBuild, unpackImage } from '../fixtures/agent-image.ts';
+import { agentImage, IMAGE_MAIN, IMAGE_NODE, requireImageBuild, unpackImage } from '../fixtures/agent-image.ts';
 import { REPO_ROOT } from '../support/agent-process.ts';
 import { requireExecutables } from '../support/require.ts';
 import { checkEveryCommand } from '../support/cli-commands.ts';
@@ -43,7 +43,7 @@ test('the arm64 image runs under qemu-aarch64-static: its Node.js, every command
   const built = arm64(image);
   assert.deepEqual([built.os, built.architecture], ['linux', 'arm64'], 'the image\'s config says linux/arm64');
   const root = await unpackImage(t, built.archive);
-  assert.equal(elfMachine(join(root, IMAGE_NODE)), ELF_MACHINE['arm64'], 'an AArch64 node');
+  assert.equal(elfMachineOf(join(root, IMAGE_NODE)), ARCHITECTURES['arm64']?.elfMachine, 'an AArch64 node');
   const run = (args: readonly string[]): ReturnType<typeof runTool> => runTool(tools[QEMU] as string, ['-L', root, join(root, IMAGE_NODE), ...args], { PATH: '/usr/bin:/bin' }, RUN_TIMEOUT_MS);
 
   const node = await run(['-p', 'process.version + " " + process.arch']);
