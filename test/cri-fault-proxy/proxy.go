@@ -37,7 +37,18 @@ type proxy struct {
 	calls    *callCounts
 }
 
-var bothWays = &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
+var (
+	bothWays = &grpc.StreamDesc{ServerStreams: true, ClientStreams: true}
+	// oneRequest is every CRI method's shape (unary, or GetContainerEvents' server stream): the
+	// request goes upstream with its end of stream in the same frame, as the caller sent it.
+	oneRequest = &grpc.StreamDesc{ServerStreams: true, ClientStreams: false}
+)
+
+// sendsOneRequest: no CRI method streams its requests (runtime.v1, and the older v1alpha2).
+// Other methods are forwarded as bidirectional streams, message by message.
+func sendsOneRequest(method string) bool {
+	return strings.HasPrefix(method, "/runtime.v1.") || strings.HasPrefix(method, "/runtime.v1alpha2.")
+}
 
 // ownHeaders are written by gRPC on each hop; the transport would drop them anyway.
 var ownHeaders = map[string]bool{"content-type": true, "user-agent": true, "te": true, "grpc-timeout": true}
@@ -130,7 +141,11 @@ func (p *proxy) forward(ctx context.Context, method string, in grpc.ServerStream
 	}
 	upCtx, cancel := context.WithCancel(metadata.NewOutgoingContext(ctx, out))
 	defer cancel()
-	up, err := p.upstream.NewStream(upCtx, bothWays, method)
+	desc := bothWays
+	if sendsOneRequest(method) {
+		desc = oneRequest
+	}
+	up, err := p.upstream.NewStream(upCtx, desc, method)
 	if err != nil {
 		if waitErr := shaping.wait(ctx); waitErr != nil {
 			return waitErr
@@ -139,8 +154,22 @@ func (p *proxy) forward(ctx context.Context, method string, in grpc.ServerStream
 	}
 
 	// Caller → upstream, until the caller half-closes. Ends on its own when the call ends
-	// (RecvMsg fails once the handler has returned, SendMsg once upCtx is cancelled).
+	// (RecvMsg fails once the handler has returned, SendMsg once upCtx is cancelled). A CRI
+	// method's one request goes with its end of stream in one frame, as the kubelet's client
+	// sends it: sent apart, an upstream that answered in between would have its finished stream
+	// reset by our side (gRPC's client resets a stream it has not half-closed when trailers come).
 	go func() {
+		if !desc.ClientStreams {
+			var f frame
+			if err := in.RecvMsg(&f); err != nil {
+				if errors.Is(err, io.EOF) {
+					_ = up.CloseSend()
+				}
+				return
+			}
+			_ = up.SendMsg(&f) // also half-closes: the stream is not client-streaming
+			return
+		}
 		for {
 			var f frame
 			if err := in.RecvMsg(&f); err != nil {
