@@ -20,6 +20,7 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.ts';
 import { NodeCondition, type NodeConditionApi } from '../condition/node-condition.ts';
 import type { AgentConfig } from '../config/agent-config-schema.ts';
+import { formatHostPort } from '../config/host-port.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
@@ -189,7 +190,7 @@ export class Agent {
     const address = await listen(this.#server, config.httpHost, config.httpPort);
     this.#listening = true;
     logger.info(
-      { node: config.nodeName, criEndpoint: this.#options.runtime.endpoint, http: `${address.address}:${address.port}`, version: VERSION },
+      { node: config.nodeName, criEndpoint: this.#options.runtime.endpoint, http: formatHostPort(address.address, address.port), version: VERSION },
       'Agent started',
     );
     return address;

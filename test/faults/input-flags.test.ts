@@ -72,7 +72,7 @@ const COMMANDS: ReadonlyArray<{ name: string; run: Run; rows: readonly Row[] }> 
       { argv: [...N, '--api-timeout', '41s'], lines: ['apiTimeout: 41s must be no longer than leaseDuration (40s)'] },
       { argv: [...N, '--condition-refresh', '0s'], lines: ['conditionRefresh: 0s must be longer than 0s (from --condition-refresh)'] },
       { argv: [...N, '--node-condition=maybe'], lines: ['nodeCondition: maybe must be true or false (from --node-condition)'] },
-      { argv: [...N, '--http-address', '9356'], lines: ['httpAddress: 9356 must be host:port such as 0.0.0.0:9356, :9356 or [::1]:9356 (from --http-address)'] },
+      { argv: [...N, '--http-address', '9356'], lines: ['httpAddress: 9356 must be host:port such as :9356, 0.0.0.0:9356 or [::1]:9356 (from --http-address)'] },
       { argv: [...N, '--startup-grace', 'later'], lines: [`startupGrace: later must be ${DURATION} (from --startup-grace)`] },
       { argv: [...N, '--log-level', 'verbose'], lines: ['logLevel: verbose must be one of fatal, error, warn, info, debug, trace, silent (from --log-level)'] },
       { argv: [...N, '--config='], lines: ['config: "" must be a file path (from --config)'] },
