@@ -25,7 +25,7 @@ import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { healthzChecks, livezChecks, type HealthCheck } from '../http/health-report.ts';
-import { isoFromWallMicros, runtimeStatusView, type StatusSnapshot } from '../http/status-snapshot.ts';
+import { runtimeStatusView, statusEvent, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { NodeLease } from '../lease/node-lease.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
@@ -249,7 +249,7 @@ export class Agent {
         lastError: lease.lastError ?? null,
       },
       counts: counts ?? { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} },
-      recentEvents: this.relister.recentEvents().map(({ seenWallMicros, ...event }) => ({ ...event, time: isoFromWallMicros(seenWallMicros) })),
+      recentEvents: this.relister.recentEvents().map(statusEvent),
     };
   }
 
