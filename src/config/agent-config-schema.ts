@@ -26,7 +26,7 @@
 // renewInterval and stuckWindow may be unset: they are then derived (leaseDuration × 0.25,
 // relistDeadline + 30s) before the cross-field rules run, and a message shows how.
 //
-// Rules that span keys (CROSS_FIELD_RULES), and why each holds (DESIGN.md "Defaults"):
+// Rules that span keys (CROSS_FIELD_RULES), and why each holds (docs/design.md "Defaults"):
 //
 // | rule                                      | why                                                        |
 // |-------------------------------------------|------------------------------------------------------------|
