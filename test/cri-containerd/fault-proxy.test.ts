@@ -23,6 +23,7 @@
 // | commands                               | a refused command names every problem and changes nothing; a   |
 // |                                        | fault changes only calls that start after it; one log line per |
 // |                                        | command and per fault, with counts                             |
+// | upstream not there                     | UNAVAILABLE, as a direct caller gets, in grpc-go's words       |
 // | the socket                             | mode 0660, root's group or the one given, as containerd's      |
 // | SIGTERM                                | held calls end UNAVAILABLE, exit 0, both sockets removed       |
 // | the matrix's layout                    | the proxy at containerd's default path in a private mount      |
@@ -436,6 +437,24 @@ test('the CRI fault proxy on a real containerd', { timeout: BUILD_BOUND_MS + 120
     const st = statSync(join(gidDir, 'cri.sock'));
     assert.deepEqual([st.mode & 0o777, st.gid], [0o660, SOCKET_GID]);
     assert.equal((await grouped.stop()).code, 0);
+  });
+
+  await t.test('upstream not there: UNAVAILABLE, the code a direct caller gets, in grpc-go\'s words', { timeout: SUBTEST_MS }, async (t) => {
+    const goneDir = tempDir(t);
+    const missing = join(goneDir, 'no-runtime.sock');
+    const orphan = await startCriFaultProxy(t, { listen: join(goneDir, 'cri.sock'), upstream: missing, control: join(goneDir, 'control.sock'), clock });
+    const client = createRuntimeClient({ endpoint: orphan.endpoint, clock });
+    const directly = createRuntimeClient({ endpoint: `unix://${missing}`, clock });
+    t.after(() => {
+      client.close();
+      directly.close();
+    });
+    const err = await criError(client.relist({ deadlineMs: CALL_MS }));
+    const directErr = await criError(directly.relist({ deadlineMs: CALL_MS }));
+    assert.equal(directErr.code, 'unavailable', `precondition: a missing socket is unavailable to a direct caller: ${directErr.message}`);
+    assert.equal(err.code, 'unavailable');
+    assert.match(err.message, new RegExp(`^RuntimeService/List(PodSandbox|Containers): rpc error: code = Unavailable desc = connection error: desc = "transport: Error while dialing: dial unix ${missing}: connect: no such file or directory" \\(socket ${join(goneDir, 'cri.sock')}\\)$`));
+    assert.equal((await orphan.stop()).code, 0);
   });
 
   await t.test('SIGTERM: a held call ends UNAVAILABLE, the proxy exits 0 and removes both sockets', { timeout: SUBTEST_MS }, async (t) => {

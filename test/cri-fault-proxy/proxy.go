@@ -12,9 +12,10 @@ package main
 // (the kubelet's "localhost", old crictl's socket path, grpc-js's) is served: Go's gRPC server
 // does not check it.
 //
-// Failure modes: upstream not there (refused, missing) ends the call with UNAVAILABLE and gRPC's
-// words for the connect error, as a direct caller would get from its own channel; the caller's
-// cancel or deadline cancels the upstream call.
+// Failure modes: upstream not there (refused, missing) ends the call with UNAVAILABLE, the code a
+// direct caller gets from its own channel, in grpc-go's words for the connect error ("dial unix
+// PATH: connect: …") rather than the caller's library's; the caller's cancel or deadline cancels
+// the upstream call.
 
 import (
 	"context"
