@@ -34,6 +34,8 @@ const CASES: readonly Case[] = [
   { set: ['updateStrategy.maxUnavailable=0%'], says: /^updateStrategy\.maxUnavailable: 0% must be more than 0 when updateStrategy\.maxSurge is 0 \(the rollout could replace no pod\)$/m },
   { set: ['updateStrategy.maxSurge=-1'], says: /- updateStrategy\.maxSurge: Must be greater than or equal to 0/ },
   { set: ['image.digest=sha256:abc'], says: /- image\.digest: Does not match pattern/ },
+  { set: ['monitoring.prometheusRule.fleetUnhealthyPercent=0'], says: /- monitoring\.prometheusRule\.fleetUnhealthyPercent: Must be greater than 0/ },
+  { set: ['monitoring.prometheusRule.runbookURL=https://wiki.example.org/runbooks#top'], says: /- monitoring\.prometheusRule\.runbookURL: Does not match pattern/ },
   { set: ['flowControl.lendablePercent=101'], says: /- flowControl\.lendablePercent: Must be less than or equal to 100/ },
   { set: ['agent.extraVolumes[0].name=tmp', 'agent.extraVolumes[0].emptyDir.medium=Memory'], says: /^agent\.extraVolumes: tmp must be a name the chart does not use/m },
   { set: ['controler.enabled=true'], says: /- \(root\): Additional property controler is not allowed/ },
