@@ -147,5 +147,6 @@ test('httpReadyz: the status and body over IPv6 loopback, the body cut at 4 KiB,
   for (let i = 0; i < 10 && failed === undefined; i++) await clock.advance(100);
   assert.equal(failed, undefined, 'precondition: nothing ends it before the timeout');
   await clock.advance(1_500);
-  await assert.rejects(pending, /no answer within 2s/);
+  for (let i = 0; i < 20 && failed === undefined; i++) await new Promise((resolve) => setImmediate(resolve));
+  assert.match(String(failed), /no answer within 2s/, 'the clock\'s timeout ended the request');
 });
