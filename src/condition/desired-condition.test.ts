@@ -15,7 +15,7 @@ const unhealthy: RuntimeHealth = {
 };
 const never: RuntimeHealth = { state: 'NotYetObserved', why: 'silent', message: 'relist has yet to be successful' };
 
-// DESIGN.md's table of the agent's rows, with the start-up boundary.
+// docs/design.md's table of the agent's rows, with the start-up boundary.
 const TABLE: ReadonlyArray<[string, RuntimeHealth, number, DesiredCondition | undefined]> = [
   ['a healthy runtime', healthy, 1_000, { status: 'False', reason: 'RelistHealthy', message: 'relist succeeded within the threshold of 3m0s' }],
   ['a healthy runtime long after start', healthy, 10 * THRESHOLD, { status: 'False', reason: 'RelistHealthy', message: 'relist succeeded within the threshold of 3m0s' }],

@@ -15,6 +15,8 @@
 // (--agent-namespace, --agent-selector, --timeout).
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { ManualClock } from '../../src/clock/manual-clock.ts';
+import { runCleanup } from '../../src/cleanup/cleanup-command.ts';
 import { parseVerifyFlags } from '../../src/fleet/verify-command.ts';
 import { allowedArchitectures, grantsOf } from './agent-manifest-checks.ts';
 import { restrictedViolations, type PodSpecShape } from './pod-security.ts';
@@ -25,6 +27,8 @@ const helm = helmRunner();
 after(() => helm.close());
 
 const AGENT_SELECTOR = 'app.kubernetes.io/component=agent,app.kubernetes.io/name=nodepulse';
+/** What cleanup waits for: the agents and the controller, both of which write to the Nodes; never the chart's own hook and test pods. */
+const WRITERS_SELECTOR = 'app.kubernetes.io/component in (agent,controller),app.kubernetes.io/name=nodepulse';
 
 function annotations(o: K8sObject): Record<string, string> {
   return (o.metadata as { annotations?: Record<string, string> }).annotations ?? {};
@@ -47,7 +51,7 @@ function podOf(o: K8sObject): PodSpec {
   return spec.template?.spec ?? spec;
 }
 
-test('the uninstall hook: a post-delete Job runs `nodepulse cleanup` under an account of its own, created first, everything deleted when it ends', () => {
+test('the uninstall hook: a post-delete Job runs `nodepulse cleanup` under an account of its own, created first, everything deleted when it ends', async () => {
   const objects = hookObjects(helm.template([]), 'post-delete');
   assert.deepEqual(kindsOf(objects), ['ClusterRole', 'ClusterRoleBinding', 'Job', 'Role', 'RoleBinding', 'ServiceAccount']);
   for (const o of objects) {
@@ -74,7 +78,18 @@ test('the uninstall hook: a post-delete Job runs `nodepulse cleanup` under an ac
   assert.deepEqual([spec.backoffLimit, spec.activeDeadlineSeconds, pod.restartPolicy], [1, 240, 'Never'], 'bounded: retries and a deadline');
   const c = pod.containers[0];
   assert.deepEqual(c?.command, ['node', 'dist/src/cli/main.js', 'cleanup']);
-  assert.deepEqual(c?.args, ['--agent-namespace=nodepulse', `--agent-selector=${AGENT_SELECTOR}`, '--timeout=2m']);
+  assert.deepEqual(c?.args, ['--agent-namespace=nodepulse', `--agent-selector=${WRITERS_SELECTOR}`, '--timeout=2m']);
+  const env = (c as { env?: Array<{ name: string; valueFrom?: unknown }> } | undefined)?.env ?? [];
+  assert.deepEqual(env.map((e) => [e.name, e.valueFrom]), [
+    ['POD_NAME', { fieldRef: { fieldPath: 'metadata.name' } }],
+    ['POD_NAMESPACE', { fieldRef: { fieldPath: 'metadata.namespace' } }],
+  ], 'cleanup knows its own pod, and does not wait for it');
+  // The args are flags `nodepulse cleanup` takes: given a kubeconfig that does not exist, it stops
+  // there (exit 2, one line about the kubeconfig), not at a flag.
+  const err: string[] = [];
+  const code = await runCleanup([...(c?.args ?? []), '--kubeconfig=/nonexistent/chart-kubeconfig'], { stdout: { write: () => true }, stderr: { write: (l: string) => err.push(l) }, env: {}, clock: new ManualClock() });
+  assert.deepEqual([code, err.join('').trim().split('\n').length], [2, 1], err.join(''));
+  assert.match(err.join(''), /^nodepulse cleanup: kubeconfig: \/nonexistent\/chart-kubeconfig must be a readable file/);
   assert.ok(pod.tolerations?.some((t) => t['key'] === 'nodepulse.io/agent-silent' && t['operator'] === 'Exists' && t['effect'] === 'NoSchedule'), 'it tolerates the taint it removes');
   assert.deepEqual(restrictedViolations(pod), [], 'restricted Pod Security level');
   const ds = only(helm.template([]), 'DaemonSet');

@@ -6,6 +6,7 @@
 // renders in admission-policy-cel.test.ts.)
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
+import { matchesSelector, parseLabelSelector } from '../../src/fleet/label-selector.ts';
 import { grantsOf } from './agent-manifest-checks.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, hookObjects, only, withoutHooks, type K8sObject } from './render.ts';
 import { schemaErrors } from './schema.ts';
@@ -40,12 +41,9 @@ function podLabels(o: K8sObject): Record<string, string> {
   return (o['spec'] as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels;
 }
 
-/** Whether `k=v,k2=v2` (equality terms only, as the chart writes them) selects these labels. */
+/** Whether a label selector, read by the parser nodepulse's commands use, selects these labels. */
 function selects(selector: string, labels: Record<string, string>): boolean {
-  return selector.split(',').every((term) => {
-    const [k = '', v = ''] = term.split('=');
-    return labels[k] === v;
-  });
+  return matchesSelector(parseLabelSelector(selector), labels);
 }
 
 function flag(args: readonly string[] | undefined, name: string): string | undefined {
@@ -91,16 +89,16 @@ for (const c of CASES) {
     assert.equal(flag(controllerArgs, 'agent-daemonset'), `${c.namespace}/${c.fullname}`);
     assert.equal(flag(controllerArgs, 'lease-namespace'), leaseNs);
 
-    // The hooks find this install's agent pods, and no other pods of it.
+    // The hooks find this install's pods: verify the agents alone; cleanup the agents and the
+    // controller (both write to the Nodes), never the hooks' own pods, which match until deleted.
     const job = hookObjects(all, 'post-delete').find((o) => o.kind === 'Job');
     const testPod = hookObjects(all, 'test').find((o) => o.kind === 'Pod');
     assert.ok(job && testPod, 'precondition: both hooks are rendered');
-    for (const [what, args] of [['cleanup', podSpec(job).containers[0]?.args], ['verify', podSpec(testPod).containers[0]?.args]] as const) {
-      assert.equal(flag(args, 'agent-namespace'), c.namespace, what);
-      const selector = flag(args, 'agent-selector') ?? '';
-      assert.ok(selects(selector, podLabels(ds)), `${what}'s --agent-selector ${selector} selects the agent pods`);
-      assert.ok(!selects(selector, podLabels(deployment)), `${what}'s --agent-selector does not select the controller's pods`);
-    }
+    const pods = { agent: podLabels(ds), controller: podLabels(deployment), cleanup: podLabels(job), test: testPod.metadata.labels ?? {} };
+    const selected = (args: readonly string[] | undefined): string[] => Object.entries(pods).filter(([, labels]) => selects(flag(args, 'agent-selector') ?? '', labels)).map(([what]) => what);
+    assert.deepEqual(selected(podSpec(job).containers[0]?.args), ['agent', 'controller'], 'cleanup waits for the writers only');
+    assert.deepEqual(selected(podSpec(testPod).containers[0]?.args), ['agent'], 'verify checks an agent');
+    for (const args of [podSpec(job).containers[0]?.args, podSpec(testPod).containers[0]?.args]) assert.equal(flag(args, 'agent-namespace'), c.namespace);
     assert.equal(flag(podSpec(testPod).containers[0]?.args, 'lease-namespace'), leaseNs);
   });
 }
