@@ -23,6 +23,7 @@ const CHART_RULES_TESTS = join(REPO_ROOT, 'test', 'deploy', 'chart-rules.test.ya
 
 const AGENT_ALERTS = [
   'NodePulseRuntimeUnhealthy',
+  'NodePulseAgentCannotObserve',
   'NodePulseRuntimeNotReady',
   'NodePulseRelistSlow',
   'NodePulseRelistHung',
