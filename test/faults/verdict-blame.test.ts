@@ -36,7 +36,7 @@ import { namespaceLauncher, requireMountNamespace, shippedAgentSettings } from '
 import { requireExecutables } from '../support/require.ts';
 
 const THRESHOLD_MS = 3_000;
-/** Every row is watched this long from the agent's spawn: at least twice the threshold. */
+/** Every row is watched at least this long from the agent's start: more than twice the threshold. */
 const WATCH_MS = 2 * THRESHOLD_MS + 1_000;
 /** The condition loop looks every second; a loaded machine adds its own delay. */
 const WRITE_BOUND_MS = THRESHOLD_MS + 1_000 + 3_000;
@@ -85,7 +85,10 @@ interface Watched {
   readonly status: Awaited<ReturnType<AgentProcess['status']>>;
 }
 
-/** Starts the agent, then reads /readyz and /livez until WATCH_MS after its spawn; returns what was seen. */
+/**
+ * Starts the agent, then reads /readyz and /livez until WATCH_MS after its start, and on until
+ * the condition was written (at most WRITE_BOUND_MS after its start); returns what was seen.
+ */
 async function watchAgent(t: TestContext, world: StandIn, options: Parameters<typeof startAgentProcess>[1]): Promise<{ agent: AgentProcess; watched: Watched }> {
   const clock = new SystemClock();
   const spawnedAtMs = clock.monotonicMs();
@@ -93,7 +96,11 @@ async function watchAgent(t: TestContext, world: StandIn, options: Parameters<ty
   // Both clocks are the process's monotonic clock (SystemClock), so the log line's arrival compares with spawnedAtMs.
   const startedAtMs = agent.keptLogs().find((k) => k.line['msg'] === 'Agent started')?.atMs ?? spawnedAtMs;
   const probes: Array<{ atMs: number; readyz: number; livez: number }> = [];
-  while (clock.monotonicMs() - spawnedAtMs < WATCH_MS) {
+  const watching = (): boolean => {
+    const up = clock.monotonicMs() - startedAtMs;
+    return up < WATCH_MS || (conditionsWritten(world).length === 0 && up < WRITE_BOUND_MS);
+  };
+  while (watching()) {
     const [readyz, livez] = await Promise.all([agent.get('/readyz'), agent.get('/livez')]);
     probes.push({ atMs: clock.monotonicMs(), readyz: readyz.status, livez: livez.status });
     await clock.sleep(PROBE_EVERY_MS);
@@ -124,6 +131,7 @@ function assertCannotObserve(t: TestContext, w: Watched, why: string, words: Reg
   const firstNotReady = w.probes.findIndex((p) => p.readyz === 503);
   assert.ok(firstNotReady >= 0, '/readyz turned 503');
   assert.ok(w.probes[firstNotReady]!.atMs - w.startedAtMs < THRESHOLD_MS, 'at once, not after the threshold');
+  assert.ok(w.probes.at(-1)!.atMs - w.startedAtMs >= 2 * THRESHOLD_MS, 'precondition: watched for at least twice the threshold');
   assert.deepEqual(w.probes.slice(firstNotReady).filter((p) => p.readyz !== 503), [], '/readyz stays 503 from then on, to the end of the watch');
 }
 
