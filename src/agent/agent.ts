@@ -21,11 +21,12 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.ts';
 import { NodeCondition, type NodeConditionApi } from '../condition/node-condition.ts';
 import type { AgentConfig } from '../config/agent-config-schema.ts';
+import { formatHostPort } from '../config/host-port.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { healthzChecks, livezChecks, readyzChecks, type HealthCheck } from '../http/health-report.ts';
-import { isoFromWallMicros, runtimeStatusView, type StatusSnapshot } from '../http/status-snapshot.ts';
+import { runtimeStatusView, statusEvent, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { NodeLease } from '../lease/node-lease.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
@@ -193,7 +194,7 @@ export class Agent {
     const address = await listen(this.#server, config.httpHost, config.httpPort);
     this.#listening = true;
     logger.info(
-      { node: config.nodeName, criEndpoint: this.#options.runtime.endpoint, http: `${address.address}:${address.port}`, version: VERSION },
+      { node: config.nodeName, criEndpoint: this.#options.runtime.endpoint, http: formatHostPort(address.address, address.port), version: VERSION },
       'Agent started',
     );
     return address;
@@ -252,7 +253,7 @@ export class Agent {
         lastError: lease.lastError ?? null,
       },
       counts: counts ?? { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} },
-      recentEvents: this.relister.recentEvents().map(({ seenWallMicros, ...event }) => ({ ...event, time: isoFromWallMicros(seenWallMicros) })),
+      recentEvents: this.relister.recentEvents().map(statusEvent),
     };
   }
 

@@ -23,7 +23,7 @@ const blind: RuntimeHealth = {
 };
 const blindAfterSuccess: RuntimeHealth = { ...blind, lastSuccess: stamp, message: 'the agent cannot observe the runtime (undecodable): …; relist was last seen active 3m1s ago; threshold is 3m0s' } as RuntimeHealth;
 
-// DESIGN.md's table of the agent's rows, with the start-up boundary.
+// docs/design.md's table of the agent's rows, with the start-up boundary.
 const TABLE: ReadonlyArray<[string, RuntimeHealth, number, DesiredCondition | undefined]> = [
   ['a healthy runtime', healthy, 1_000, { status: 'False', reason: 'RelistHealthy', message: 'relist succeeded within the threshold of 3m0s' }],
   ['a healthy runtime long after start', healthy, 10 * THRESHOLD, { status: 'False', reason: 'RelistHealthy', message: 'relist succeeded within the threshold of 3m0s' }],

@@ -19,7 +19,7 @@ import type { RuntimeClient } from './types.ts';
 
 const clock = new SystemClock();
 const LONG = { deadlineMs: 10_000 };
-/** DESIGN.md's default relist period (upstream relistPeriod). */
+/** docs/design.md's default relist period (upstream relistPeriod). */
 const DEFAULT_RELIST_PERIOD_MS = 1000;
 
 async function setUp(

@@ -1,7 +1,7 @@
 // The judgements behind /livez, /readyz and /healthz, and how their answers are written. Pure:
 // rows in, a status code and a body out, so each has a table test.
 //
-// /livez, from every loop's liveness row (DESIGN.md "Every loop's own liveness"):
+// /livez, from every loop's liveness row (docs/design.md "Every loop's own liveness"):
 //
 // | a loop's row                  | within the start-up grace | after it |
 // |-------------------------------|---------------------------|----------|

@@ -53,7 +53,7 @@ function deadRuntimeStatus(): StatusSnapshot {
       containersByState: { CONTAINER_CREATED: 0, CONTAINER_RUNNING: 1, CONTAINER_EXITED: 0, CONTAINER_UNKNOWN: 0 },
     },
     recentEvents: [
-      { type: 'ContainerStarted', id: 'c1', podSandboxId: 'p1', kind: 'container', name: 'app', time: '2026-01-02T03:04:00.000Z' },
+      { type: 'ContainerStarted', kind: 'container', time: '2026-01-02T03:04:00.000Z' },
     ],
   };
 }

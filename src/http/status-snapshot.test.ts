@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
-import { isoFromWallMicros, runtimeStatusView } from './status-snapshot.ts';
+import { isoFromWallMicros, runtimeStatusView, STATUS_EVENT_FIELDS, statusEvent } from './status-snapshot.ts';
 
 const stamp = { monotonicMs: 5_000, wallMicros: 1_767_323_045_123_456 };
 const fault = { code: 'unavailable' as const, message: 'connection refused', cause: 'refused' as const };
@@ -40,4 +40,19 @@ it('maps every runtime judgement to /status, absent values as null', () => {
 it('writes wall microseconds as ISO 8601', () => {
   assert.equal(isoFromWallMicros(0), '1970-01-01T00:00:00.000Z');
   assert.equal(isoFromWallMicros(1_767_323_045_123_999), '2026-01-02T03:04:05.123Z');
+});
+
+it('shows a lifecycle event as its type, kind and time, and none of the names and ids the runtime gave', () => {
+  const recorded = {
+    type: 'ContainerDied' as const,
+    kind: 'container' as const,
+    id: 'c0ffee',
+    podSandboxId: 'beef01',
+    name: 'payments-api',
+    seenWallMicros: 1_767_323_045_123_456,
+  };
+  const shown = statusEvent(recorded);
+  assert.deepEqual(shown, { type: 'ContainerDied', kind: 'container', time: '2026-01-02T03:04:05.123Z' });
+  assert.deepEqual(Object.keys(shown).sort(), [...STATUS_EVENT_FIELDS].sort());
+  assert.doesNotMatch(JSON.stringify(shown), /c0ffee|beef01|payments-api/);
 });

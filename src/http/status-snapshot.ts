@@ -1,6 +1,12 @@
 // What /status answers: one JSON snapshot of what the agent knows now, for people and scripts.
 // Absent values are `null`, never missing keys, so a reader can rely on every field.
 // Times are wall-clock ISO 8601 strings: for people, never for judgement.
+//
+// It names nothing the runtime runs. /status answers anyone who can reach the pod's port, so
+// its lifecycle events carry what happened (the event type, container or sandbox) and when,
+// never a container's or pod's name, id, namespace or uid (statusEvent() keeps only those three
+// fields; docs/security.md says why this and not authorization, and
+// test/security/status-names.test.ts fails if a name or an id of the runtime's appears).
 import type { CriFault } from '../cri/cri-error.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeCondition } from '../cri/types.ts';
@@ -46,9 +52,20 @@ export interface RuntimeStatusView {
   readonly message: string;
 }
 
-export interface StatusEvent extends LifecycleEvent {
+/** A lifecycle event as /status shows it: what happened and when, naming nothing. */
+export interface StatusEvent {
+  readonly type: LifecycleEvent['type'];
+  readonly kind: LifecycleEvent['kind'];
   /** Wall time the relist that saw it began. */
   readonly time: string;
+}
+
+/** The fields of a StatusEvent: the only ones /status shows of a lifecycle event. */
+export const STATUS_EVENT_FIELDS = ['type', 'kind', 'time'] as const;
+
+/** A recorded lifecycle event as /status shows it: its type and kind, at the wall time it was seen. */
+export function statusEvent(event: Pick<LifecycleEvent, 'type' | 'kind'> & { readonly seenWallMicros: number }): StatusEvent {
+  return { type: event.type, kind: event.kind, time: isoFromWallMicros(event.seenWallMicros) };
 }
 
 /** The field names of a StatusSnapshot, for tests and docs. */

@@ -28,7 +28,7 @@ function row(state: LivenessState): Liveness {
   return { name: 'relister', state, reason: `reason for ${state}` };
 }
 
-// DESIGN.md's table of the lease gate, every combination.
+// docs/design.md's table of the lease gate, every combination.
 const TABLE: ReadonlyArray<[LivenessState, RuntimeHealth['state'], 'renew' | WithholdReason]> = [
   ['Alive', 'Healthy', 'renew'],
   ['Alive', 'NotYetObserved', 'runtime-not-yet-observed'],

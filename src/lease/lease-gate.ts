@@ -1,5 +1,5 @@
 // The lease gate: may this node's Lease be renewed right now? A pure judgement over the two
-// readings that DESIGN.md names, and nothing else: the relister loop's Liveness (from its
+// readings that docs/design.md names, and nothing else: the relister loop's Liveness (from its
 // heartbeat) and the relist ledger's RuntimeHealth. There is no second threshold here; the
 // ledger's verdict is used as it stands.
 //

@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parse } from 'yaml';
 import { agentEnv, assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf, hostPathsOf, RUNTIME_DIRS, SHARED_RUN_DIRS } from './agent-manifest-checks.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';
+import { livenessKillBound, startupGraceSeconds, type AgentDaemonSetSpec } from './liveness-bound.ts';
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
@@ -276,15 +276,12 @@ test('an agent that cannot observe never becomes available: its readiness failur
   }
 });
 
-test('minReadySeconds outlasts the agent\'s start-up grace plus its liveness probe\'s failure window, in both renders', () => {
-  const grace = (parse(readFileSync(join(REPO_ROOT, 'deploy', 'helm', 'nodepulse', 'files', 'defaults.yaml'), 'utf8')) as { agent: { startupGrace: string } }).agent.startupGrace;
-  const graceS = Number(/^(\d+)s$/.exec(grace)?.[1]);
-  assert.ok(graceS > 0, `precondition: the start-up grace is whole seconds, got ${grace}`);
+test('minReadySeconds is longer than the latest a liveness failure after the start-up grace can kill the pod, in both renders', () => {
+  const graceS = startupGraceSeconds();
   for (const objects of [kustomizeAll, helmDefault]) {
-    const spec = only(objects, 'DaemonSet')['spec'] as { minReadySeconds?: number; template: { spec: { containers: Array<{ livenessProbe: { periodSeconds: number; failureThreshold: number } }> } } };
-    const probe = spec.template.spec.containers[0]?.livenessProbe;
-    assert.ok(probe, 'precondition: the agent has a liveness probe');
-    assert.ok((spec.minReadySeconds ?? 0) >= graceS + probe.periodSeconds * probe.failureThreshold,
-      `minReadySeconds ${spec.minReadySeconds} must cover ${graceS}s of start-up grace and ${probe.failureThreshold} × ${probe.periodSeconds}s of failed probes`);
+    const spec = only(objects, 'DaemonSet')['spec'] as AgentDaemonSetSpec;
+    const bound = livenessKillBound(spec, graceS);
+    // Strictly longer: at equality the pod can count as available in the very second it is killed.
+    assert.ok((spec.minReadySeconds ?? 0) > bound.seconds, `minReadySeconds ${spec.minReadySeconds} must be longer than ${bound.text}`);
   }
 });
