@@ -419,6 +419,9 @@ describe('lean relist decoder', () => {
     assert.throws(() => decodeStatusResponse(fVarint(1, 1)), /field 1 has wire type 0/, 'the status as a varint');
     assert.throws(() => decodeStatusResponse(fLen(1, fLen(1, fLen(2, Buffer.alloc(0))))), /field 2 has wire type 2/, 'a condition status as a string');
     assert.throws(() => decodeVersionResponse(fVarint(2, 1)), /field 2 has wire type 0/, 'the runtime name as a varint');
+    // A wire type no field may have is named as such, kept field or not.
+    assert.throws(() => decodeListPodSandboxResponse(Buffer.concat([tag(1, 7), Buffer.alloc(4)])), /^LeanDecodeError: invalid wire type 7 at byte 1$/);
+    assert.throws(() => decodeListContainersResponse(tag(1, 4)), /^LeanDecodeError: invalid wire type 4 at byte 1$/);
   });
 
   test('still skips a field it does not keep, whatever its wire type (labels, image, ...)', () => {

@@ -446,9 +446,15 @@ function string(end: number): string {
  */
 function skipUnkept(tag: number, end: number, kept: number): void {
   const field = tag >>> 3;
-  if (field < 32 && ((kept >>> field) & 1) === 1) throw new LeanDecodeError(`field ${field} has wire type ${tag & 7}, not its own`, pos);
+  // A wire type that no field may have (4 unopened, 6, 7) is reported as such by skipField.
+  if (field < 32 && ((kept >>> field) & 1) === 1 && VALID_FIELD_WIRE_TYPES.has(tag & 7)) {
+    throw new LeanDecodeError(`field ${field} has wire type ${tag & 7}, not its own`, pos);
+  }
   skipField(tag, end, 0);
 }
+
+/** The wire types a field may start with (the protobuf encoding): every one but 4, 6 and 7. */
+const VALID_FIELD_WIRE_TYPES: ReadonlySet<number> = new Set([WIRE_VARINT, WIRE_FIXED64, WIRE_LEN, WIRE_START_GROUP, WIRE_FIXED32]);
 
 function skipField(tag: number, end: number, depth: number): void {
   const field = tag >>> 3;
