@@ -225,7 +225,7 @@ test('a real Prometheus scraping nodepulse demo sees runtime_healthy go 1 → 0 
   const states = collapse(readings.map((r) => r.alertState));
   assert.deepEqual(states.slice(states.indexOf('firing')), ['firing', 'inactive'], `${ALERT} resolves once the runtime recovers:\n${trace}`);
   const firedAlert = readings.flatMap((r) => r.firing).find((a) => a.labels['alertname'] === ALERT);
-  assert.deepEqual(firedAlert?.labels, { alertname: ALERT, job: 'nodepulse', node: DEMO_NODE, instance: `127.0.0.1:${demoPort}`, severity: 'critical' });
+  assert.deepEqual(firedAlert?.labels, { alertname: ALERT, job: 'nodepulse', node: DEMO_NODE, instance: `127.0.0.1:${demoPort}`, severity: 'warning' });
   assert.equal(firedAlert?.annotations['summary'], `The container runtime on ${DEMO_NODE} has not answered a relist within the relist threshold.`);
 
   // 5. Issue 5, acceptance 4: names checked against the live /metrics of the running demo.
