@@ -4,7 +4,8 @@
 // and its field selectors.
 //
 // Served: coordination.k8s.io/v1 leases, v1 nodes (+ nodes/status), v1 events,
-// events.k8s.io/v1 events and apps/v1 daemonsets (+ daemonsets/status, daemonset-resource.ts). Assumptions, stated once:
+// events.k8s.io/v1 events, apps/v1 daemonsets (+ daemonsets/status, daemonset-resource.ts) and
+// v1 pods (+ pods/status, pod-resource.ts). Assumptions, stated once:
 //   - namespaces are not objects here: every namespace exists;
 //   - the two Event APIs are kept as two stores; the real server keeps one store and converts
 //     between the two shapes, so an Event written through one is not visible through the other here;
@@ -15,6 +16,7 @@
 import { type FieldError, fieldInvalid, fieldRequired, validateName } from './field-error.ts';
 import { isObject, type JsonObject, stringField, valueAt } from './object-meta.ts';
 import { DAEMON_SET } from './daemonset-resource.ts';
+import { POD } from './pod-resource.ts';
 import { decodeAll, decodeMeta, jsonKind, objectAt, type GoKind } from './typed-decode.ts';
 
 /** How a strategic merge patch merges a list, from the Go type's patchStrategy/patchMergeKey tags. */
@@ -274,7 +276,7 @@ const EVENTS_V1: ResourceDef = {
   },
 };
 
-export const RESOURCES: readonly ResourceDef[] = [LEASE, NODE, CORE_EVENT, EVENTS_V1, DAEMON_SET];
+export const RESOURCES: readonly ResourceDef[] = [LEASE, NODE, CORE_EVENT, EVENTS_V1, DAEMON_SET, POD];
 
 /** Finds the definition for a URL's group, version and plural resource. */
 export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {
