@@ -6,7 +6,7 @@
 # Two stages:
 # - build:  on the BUILD machine's platform, whatever the target: every dependency, then
 #           `tsc -p tsconfig.build.json` into dist/, then scripts/bundle.ts, which bundles the
-#           commands and the production packages they import into bundle/ (3.3 MiB of
+#           commands and the production packages they import into bundle/ (about 3 MiB of
 #           JavaScript, the CRI proto, the bundled packages' licenses). JavaScript is the same on
 #           every architecture, so an arm64 image needs no arm64 program to run during its build.
 # - final:  RUNTIME_IMAGE, the TARGET platform's Node.js and only what it needs to run (glibc,
