@@ -16,8 +16,8 @@
 // timers and destroys sockets, hung ones included.
 //
 // Assumptions: namespaces are not objects (every namespace exists); aggregated discovery and
-// server-side apply are not served (apply-patch+yaml is 415); list `limit`/`continue` are
-// accepted and ignored (the whole list comes back without a continue token).
+// server-side apply are not served (apply-patch+yaml is 415); no controller runs (no garbage
+// collector, no node or DaemonSet controllers): objects change only when a client writes them.
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
