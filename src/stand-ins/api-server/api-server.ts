@@ -1,5 +1,7 @@
 // The Kubernetes API stand-in: a server on loopback that speaks the real REST protocol for the
-// resources in resources.ts, for the demo, the tests and the benchmarks. Plain HTTP by default;
+// resources in resources.ts, for the demo, the tests and the benchmarks. Its answers to every
+// request the product sends are compared with a real kube-apiserver's by the conformance table
+// (test/cluster/conformance.test.ts; what it found is in docs/reliability.md). Plain HTTP by default;
 // HTTPS with the `tls` option (a certificate from test-pki.ts), and then, with `tls.clientCa`,
 // client certificates authenticate as the real server's x509 authenticator does: a certificate
 // signed by that CA is user CN. The TLS handshake only requests a certificate (the real server's
