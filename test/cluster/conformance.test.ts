@@ -35,7 +35,13 @@ interface RowResult {
   readonly notes: readonly string[];
 }
 
-async function runRow(target: Target, row: Row, index: number, record?: () => readonly RecordedRequest[]): Promise<RowResult> {
+/** The stand-in's record of what a row sent: marked at the row's start, read when it has run (before its cleanup). */
+interface RowRecord {
+  mark(): void;
+  sent(): readonly RecordedRequest[];
+}
+
+async function runRow(target: Target, row: Row, index: number, record?: RowRecord): Promise<RowResult> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const notes: string[] = [];
   const ctx: RowContext = {
@@ -48,9 +54,10 @@ async function runRow(target: Target, row: Row, index: number, record?: () => re
     defer: (cleanup) => cleanups.push(cleanup),
     note: (text) => notes.push(text),
   };
+  record?.mark();
   try {
     const observation = await row.run(ctx);
-    const sent = new Set((record?.() ?? []).map(requestSignature));
+    const sent = new Set((record?.sent() ?? []).map(requestSignature));
     return { observation, sent, notes };
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
@@ -59,7 +66,7 @@ async function runRow(target: Target, row: Row, index: number, record?: () => re
 }
 
 /** Every row against one server, in order; a row that throws (a failed precondition) fails the run. */
-async function runTable(target: Target, record?: () => readonly RecordedRequest[]): Promise<RowResult[]> {
+async function runTable(target: Target, record?: RowRecord): Promise<RowResult[]> {
   const results: RowResult[] = [];
   for (const [index, row] of ROWS.entries()) {
     try {
@@ -79,10 +86,11 @@ function standInResults(): Promise<RowResult[]> {
     const target = await standInTarget(NAMESPACE);
     try {
       let seq = 0;
-      return await runTable(target, () => {
-        const since = target.server.requests.since(seq);
-        seq = target.server.requests.lastSeq();
-        return since;
+      return await runTable(target, {
+        mark: () => {
+          seq = target.server.requests.lastSeq();
+        },
+        sent: () => target.server.requests.since(seq),
       });
     } finally {
       await target.close();
