@@ -18,6 +18,7 @@ Commands:
   fleet       read every node's agent Lease and say which nodes are fresh
   controller  mark Nodes whose agent went silent (leader-elected)
   cleanup     remove nodepulse's condition and taint from every Node, once its pods are gone
+  verify      check that one agent answers /readyz and renews its Lease (helm test)
   version     print the version
 
 Run 'nodepulse <command> --help' for a command's flags.
@@ -32,6 +33,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   fleet: async () => (await import('../fleet/fleet-command.ts')).runFleet,
   controller: async () => (await import('../controller/controller-command.ts')).runController,
   cleanup: async () => (await import('../cleanup/cleanup-command.ts')).runCleanup,
+  verify: async () => (await import('../fleet/verify-command.ts')).runVerify,
   version: async () => async (_argv, io) => {
     io.stdout.write(`nodepulse ${(await import('../version.ts')).VERSION}\n`);
     return 0;

@@ -93,7 +93,7 @@ test('the controller judges exactly the Nodes the agent DaemonSet can run on (ku
   const renders: Array<[string, K8sObject[]]> = [
     ['kustomize', renderKustomize('deploy/overlays/all')],
     ['helm', helm.template(HELM_ALL_COMPONENTS)],
-    ['helm, amd64 and arm64', helm.template([...HELM_ALL_COMPONENTS, 'architectures={amd64,arm64}'])],
+    ['helm, amd64 and arm64', helm.template([...HELM_ALL_COMPONENTS, 'image.architectures={amd64,arm64}'])],
   ];
   for (const [what, objects] of renders) {
     const ds = only(objects, 'DaemonSet');
@@ -103,7 +103,26 @@ test('the controller judges exactly the Nodes the agent DaemonSet can run on (ku
 });
 
 test('helm with no architectures (null or an empty list) drops the rule, for a multi-architecture image', () => {
-  assert.equal(allowedArchitectures(only(helm.template(['architectures=null']), 'DaemonSet')), undefined);
+  assert.equal(allowedArchitectures(only(helm.template(['image.architectures=null']), 'DaemonSet')), undefined);
+  assert.equal(allowedArchitectures(only(helm.template([{ json: 'image.architectures=[]' }]), 'DaemonSet')), undefined);
+});
+
+/** A Deployment's (or any pod owner's) required kubernetes.io/arch rule, read as the DaemonSet's is. */
+function podArchitectures(o: K8sObject): string[] | undefined {
+  return allowedArchitectures({ ...o, spec: { template: (o['spec'] as { template: unknown }).template } } as K8sObject);
+}
+
+test('the controller runs the image too: kustomize and helm give its pods the DaemonSet\'s architecture rule, from the same list', () => {
+  const renders: Array<[string, K8sObject[]]> = [
+    ['kustomize', renderKustomize('deploy/overlays/all')],
+    ['helm', helm.template(HELM_ALL_COMPONENTS)],
+    ['helm, amd64 and arm64', helm.template([...HELM_ALL_COMPONENTS, 'image.architectures={amd64,arm64}'])],
+  ];
+  for (const [what, objects] of renders) {
+    const daemonSet = allowedArchitectures(only(objects, 'DaemonSet'));
+    assert.ok(daemonSet !== undefined, `precondition (${what}): the DaemonSet has the rule`);
+    assert.deepEqual(podArchitectures(only(objects, 'Deployment')), daemonSet, what);
+  }
 });
 
 test('non-root: helm nonRoot.* and the kustomize component plus its documented gid patch render the same pod, uid 65532 with the socket\'s gid', () => {
