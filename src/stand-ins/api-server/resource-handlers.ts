@@ -12,7 +12,9 @@
 //   - an update or patch that changes nothing keeps the resourceVersion and makes no event,
 //     as etcd3's GuaranteedUpdate short-circuits;
 //   - decode errors: 400 for a create/update body (transformDecodeError), 422 on field `patch`
-//     for a patched object (patch.go applyPatchToCurrentObject).
+//     for a patched object (patch.go applyPatchToCurrentObject);
+//   - a delete is answered with a Success Status naming what was deleted (finalizers are not
+//     modelled: every delete is immediate).
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock/clock.ts';
@@ -435,6 +437,11 @@ export function deleteObject(ctx: WriteContext, t: Target, options: JsonValue | 
     }
   }
   const stored = ctx.store.commit(t.def, t.namespace, t.name, undefined);
-  return { status: 200, body: stored.json, warnings: [] };
+  // handlers/delete.go: an object deleted at once (no finalizer holds it) is answered with a
+  // Success Status naming it, not with the object.
+  const details: Record<string, string> = { name: t.name, ...(t.def.group === '' ? {} : { group: t.def.group }), kind: t.def.resource };
+  const uid = stringField(metaOf(stored.obj), 'uid');
+  if (uid !== undefined && uid !== '') details['uid'] = uid;
+  return { status: 200, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }), warnings: [] };
 }
 

@@ -265,6 +265,15 @@ describe('Status bodies of the stand-in', () => {
     assert.equal((await call('GET', `${LEASES}/gone`)).status, 404, 'nothing was created');
   });
 
+  it('a DELETE is answered with a Success Status naming what was deleted, not the object', async () => {
+    // handlers/delete.go: the object is gone at once, so the answer is a Status
+    await seedLease('deleted');
+    const uid = (JSON.parse((await call('GET', `${LEASES}/deleted`)).text) as { metadata: { uid: string } }).metadata.uid;
+    const r = await call('DELETE', `${LEASES}/deleted`);
+    assert.equal(r.status, 200);
+    assert.equal(r.text, JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'deleted', group: 'coordination.k8s.io', kind: 'leases', uid } }));
+  });
+
   it('an events.k8s.io Event whose note is over 1024 bytes is 422 on the field message, named as the core Event', async () => {
     // pkg/apis/core/validation/events.go: NoteLengthLimit, counted in bytes (len of a Go string)
     const event = {
