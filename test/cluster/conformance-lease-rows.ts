@@ -4,9 +4,10 @@
 import assert from 'node:assert/strict';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
+import { OUR_LEASES_SELECTOR } from '../../src/cleanup/cleanup-command.ts';
 import { electionLeaseApi } from '../../src/election/election-lease-api.ts';
 import { releasedSpec } from '../../src/election/election-step.ts';
-import { LeaderElector } from '../../src/election/leader-elector.ts';
+import { ELECTION_LABELS, LeaderElector } from '../../src/election/leader-elector.ts';
 import { AGENT_LEASE_SELECTOR } from '../../src/fleet/fleet-view.ts';
 import type { Lease } from '../../src/kube/kube-types.ts';
 import { kubeListWatch, WatchExpiredError, type WatchEvent } from '../../src/kube/list-watch.ts';
@@ -256,6 +257,34 @@ export const LEASE_ROWS: readonly Row[] = [
       }
       return { outcome: 'ok', read: { pages, samePageVersion: rvs.every((rv) => rv === rvs[0]) } };
     },
+  },
+  {
+    name: 'cleanup: LIST of our leases by a set-based selector (the agents\' and the election\'s), then DELETE each',
+    sends: [`GET ${LEASES}${LIST_QUERY}`, `DELETE ${LEASE}`],
+    product: 'cleanup/cleanup-command.ts #listLeases (OUR_LEASES_SELECTOR) and #deleteLease',
+    expect: 'ok',
+    async run(ctx) {
+      await createLease(ctx, agentLease(ctx.name('ours-agent'), ctx.namespace, ctx.clock));
+      const election = agentLease(ctx.name('ours-election'), ctx.namespace, ctx.clock);
+      await createLease(ctx, { ...election, metadata: { ...election.metadata, labels: { ...ELECTION_LABELS } } });
+      const other = agentLease(ctx.name('not-ours'), ctx.namespace, ctx.clock);
+      await createLease(ctx, { ...other, metadata: { ...other.metadata, labels: { 'nodepulse.io/role': 'something-else' } } });
+      const source = kubeListWatch<Lease>({ client: ctx.client(), path: leasesPath(ctx), labelSelector: OUR_LEASES_SELECTOR });
+      const listed = await source.list({ signal: new AbortController().signal, limit: 500 });
+      const deleted = await Promise.all(listed.items.map((l) => observe(
+        () => ctx.client().request<Lease>({ method: 'DELETE', path: `${leasesPath(ctx)}/${l.metadata.name ?? ''}`, what: `DELETE leases ${l.metadata.name ?? ''}` }),
+        (answer) => ({ kind: answer.kind, name: answer.metadata.name }),
+      )));
+      const left = await source.list({ signal: new AbortController().signal, limit: 500 });
+      return { outcome: 'ok', read: { listed: listAsRead(listed, (l) => l.metadata.name), deleted, left: listAsRead(left, (l) => l.metadata.name) } };
+    },
+  },
+  {
+    name: 'cleanup: DELETE of a lease already gone: 404 NotFound (counted as deleted)',
+    sends: [`DELETE ${LEASE}`],
+    product: 'cleanup/cleanup-command.ts #deleteLease',
+    expect: { code: 'not_found', status: 404, reason: 'NotFound' },
+    run: (ctx) => observe(() => ctx.client().request({ method: 'DELETE', path: `${leasesPath(ctx)}/${ctx.name('gone')}`, what: 'DELETE leases gone' })),
   },
   {
     name: 'lease WATCH from the list\'s resourceVersion, with bookmarks (the readers\' informer)',

@@ -28,8 +28,8 @@
 // | file                      | what                                                               |
 // |---------------------------|--------------------------------------------------------------------|
 // | conformance-row.ts        | Row, its context, requestSignature, the fixtures rows build on     |
-// | conformance-lease-rows.ts | 19 rows: the agent's lease, the election lease, the readers' lists |
-// |                           | and watches of leases                                              |
+// | conformance-lease-rows.ts | 21 rows: the agent's lease, the election lease, the readers' lists |
+// |                           | and watches of leases, cleanup's list and deletes                  |
 // | conformance-node-rows.ts  | 18 rows: Nodes (condition, marks, cleanup, readers), an Event's    |
 // |                           | bounds, the agent DaemonSet, Pods                                  |
 // | conformance-read.ts       | what the product reads of an answer                                |

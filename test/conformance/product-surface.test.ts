@@ -13,7 +13,8 @@
 // |                             | (cleared); SIGTERM (releases the lease)           | marks, the taint, Events; the release    |
 // | `nodepulse fleet` (built)   | a single listing, and --observe                   | lists, and lists then watches            |
 // | `nodepulse cleanup` (built) | once the Nodes carry our condition and a taint    | pods and Nodes listed; the $patch:delete |
-// |                             |                                                   | and the taint's JSON patch               |
+// |                             |                                                   | and the taint's JSON patch; our Leases   |
+// |                             |                                                   | listed and deleted                       |
 //
 // The test itself writes only through the stand-in's store (no HTTP), so every recorded request
 // is the product's. A request the product sends that no row declares fails the test, naming it:
