@@ -24,7 +24,8 @@
 //   - created_at is an int64 kept as a bigint, exact beyond 2^53 and when negative;
 //   - an enum number this file does not name becomes `UNKNOWN_<n>` (n as a signed int32);
 //   - unknown fields of every wire type (varint, fixed64, length-delimited, group, fixed32) are
-//     skipped, and so is a known field that arrives with an unexpected wire type;
+//     skipped, and so are the fields of a message this reader does not keep (labels, image...);
+//   - a field it keeps that arrives with another wire type is refused (below);
 //   - strings are decoded as UTF-8 with Buffer's own utf8Slice, as protobufjs does on Node.
 //
 // Given an AnswerMemo (answer-memo.ts), the two listings' decoders first walk each item's field
@@ -33,8 +34,18 @@
 // is the same either way; a test holds the two together over random successions of answers.
 //
 // Failure modes: truncated input, a varint longer than 10 bytes, wire types 4 (unopened), 6 and
-// 7, field number 0, a group whose end does not match its start, or groups nested deeper than
-// MAX_GROUP_DEPTH throw LeanDecodeError. Nothing else is thrown.
+// 7, field number 0, a group whose end does not match its start, groups nested deeper than
+// MAX_GROUP_DEPTH, or a field it keeps with another wire type than its own throw LeanDecodeError.
+// Nothing else is thrown.
+//
+// Why a kept field with the wrong wire type is refused, not skipped: a wire type is fixed by the
+// field's type, and no compatible change of the CRI can change it, so such an answer is not the
+// message the agent reads (another API behind the socket, a broken runtime, corruption).
+// Skipping it would read, say, a listing whose items came as varints as an empty listing: a
+// wrong answer taken for a good one. Go's protobuf keeps such a field as unknown, and protobufjs
+// reads it as if its wire type were right, so the two do not agree either; the full-decode
+// comparisons below never send one. The agent refuses the answer, and says so
+// (`undecodable`, cri/fault-cause.ts).
 //
 // The reader keeps its cursor in module state: decoding is synchronous and never re-entered,
 // and a cursor object per call would be the only allocation besides the results.
@@ -51,6 +62,21 @@ const CONTAINER_STATES: readonly ContainerState[] = [
   'CONTAINER_EXITED',
   'CONTAINER_UNKNOWN',
 ];
+
+/** The fields each message's reader keeps, one bit per field number (all below 32). */
+const KEPT_LIST = bits(1);
+const KEPT_SANDBOX = bits(1, 2, 3, 4);
+const KEPT_SANDBOX_METADATA = bits(1, 2, 3, 4);
+const KEPT_CONTAINER = bits(1, 2, 3, 6, 7);
+const KEPT_CONTAINER_METADATA = bits(1, 2);
+const KEPT_STATUS_RESPONSE = bits(1);
+const KEPT_RUNTIME_STATUS = bits(1);
+const KEPT_CONDITION = bits(1, 2, 3, 4);
+const KEPT_VERSION = bits(1, 2, 3, 4);
+
+function bits(...fields: number[]): number {
+  return fields.reduce((mask, field) => mask | (1 << field), 0);
+}
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -86,12 +112,12 @@ let pos = 0;
  * (answer-memo.ts).
  */
 export function decodeListPodSandboxResponse(bytes: Uint8Array, memo?: AnswerMemo<PodSandbox>): PodSandbox[] {
-  return decodeList(bytes, podSandbox, SANDBOX_KEPT, memo);
+  return decodeList(bytes, podSandbox, SANDBOX_KEPT, KEPT_SANDBOX, memo);
 }
 
 /** Decodes a ListContainersResponse, keeping the fields of Container in types.ts; `memo` as above. */
 export function decodeListContainersResponse(bytes: Uint8Array, memo?: AnswerMemo<Container>): Container[] {
-  return decodeList(bytes, container, CONTAINER_KEPT, memo);
+  return decodeList(bytes, container, CONTAINER_KEPT, KEPT_CONTAINER, memo);
 }
 
 /** The tags podSandbox() and container() read (field number and wire type); all others are skipped. */
@@ -105,7 +131,7 @@ function keptTags(tags: readonly number[]): Uint8Array {
 }
 
 /** The items (field 1) of a listing, each read by `item` up to its end, or taken from `memo`. */
-function decodeList<T>(bytes: Uint8Array, item: (end: number) => T, kept: Uint8Array, memo: AnswerMemo<T> | undefined): T[] {
+function decodeList<T>(bytes: Uint8Array, item: (end: number) => T, kept: Uint8Array, keptFields: number, memo: AnswerMemo<T> | undefined): T[] {
   start(bytes);
   memo?.begin(buf);
   try {
@@ -114,7 +140,7 @@ function decodeList<T>(bytes: Uint8Array, item: (end: number) => T, kept: Uint8A
     while (pos < end) {
       const tag = varint32(end);
       if (tag !== ((1 << 3) | WIRE_LEN)) {
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_LIST);
         continue;
       }
       const itemEnd = messageEnd(end);
@@ -123,7 +149,7 @@ function decodeList<T>(bytes: Uint8Array, item: (end: number) => T, kept: Uint8A
         continue;
       }
       const itemStart = pos;
-      const ranges = signature(itemEnd, kept, memo.signature);
+      const ranges = signature(itemEnd, kept, keptFields, memo.signature);
       const known = ranges < 0 ? undefined : memo.reuse(ranges);
       if (known !== undefined) {
         items.push(known);
@@ -146,27 +172,31 @@ function decodeList<T>(bytes: Uint8Array, item: (end: number) => T, kept: Uint8A
 
 /**
  * Walks one item up to `end`, writing the byte ranges (tags included) of the fields whose tag is
- * `kept` into `out`, adjacent fields as one range; returns how many ranges, with the cursor at `end`. Returns -1, with the cursor
- * anywhere in the item, when the item is malformed: the decoder then reads it and throws its own
+ * `kept` into `out`, adjacent fields as one range; returns how many ranges, with the cursor at
+ * `end`. Returns -1, with the cursor anywhere in the item, when the item is malformed (a field of
+ * `keptFields` with a tag not in `kept` among them): the decoder then reads it and throws its own
  * error, at its own offset.
  */
-function signature(end: number, kept: Uint8Array, out: number[]): number {
+function signature(end: number, kept: Uint8Array, keptFields: number, out: number[]): number {
   let n = 0;
   try {
     while (pos < end) {
       const at = pos;
       const tag = varint32(end);
+      if (!(tag >= 0 && tag < kept.length && kept[tag] === 1)) {
+        // A kept field with another wire type than its own is refused here: the item is malformed.
+        skipUnkept(tag, end, keptFields);
+        continue;
+      }
       skipField(tag, end, 0);
-      if (tag >= 0 && tag < kept.length && kept[tag] === 1) {
-        // Kept fields that follow one another are one range (the usual id, metadata, state,
-        // created_at): equal ranges hold the same fields, however they are split.
-        if (n > 0 && out[2 * n - 1] === at) {
-          out[2 * n - 1] = pos;
-        } else {
-          out[2 * n] = at;
-          out[2 * n + 1] = pos;
-          n++;
-        }
+      // Kept fields that follow one another are one range (the usual id, metadata, state,
+      // created_at): equal ranges hold the same fields, however they are split.
+      if (n > 0 && out[2 * n - 1] === at) {
+        out[2 * n - 1] = pos;
+      } else {
+        out[2 * n] = at;
+        out[2 * n + 1] = pos;
+        n++;
       }
     }
   } catch (err) {
@@ -185,7 +215,7 @@ export function decodeStatusResponse(bytes: Uint8Array): RuntimeStatus {
     while (pos < end) {
       const tag = varint32(end);
       if (tag !== ((1 << 3) | WIRE_LEN)) {
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_STATUS_RESPONSE);
         continue;
       }
       // RuntimeStatus: a message seen twice is merged, so its conditions add up.
@@ -193,7 +223,7 @@ export function decodeStatusResponse(bytes: Uint8Array): RuntimeStatus {
       while (pos < statusEnd) {
         const statusTag = varint32(statusEnd);
         if (statusTag === ((1 << 3) | WIRE_LEN)) conditions.push(condition(messageEnd(statusEnd)));
-        else skipField(statusTag, statusEnd, 0);
+        else skipUnkept(statusTag, statusEnd, KEPT_RUNTIME_STATUS);
       }
       checkEnd(statusEnd);
     }
@@ -228,7 +258,7 @@ export function decodeVersionResponse(bytes: Uint8Array): RuntimeVersion {
           runtimeApiVersion = string(end);
           break;
         default:
-          skipField(tag, end, 0);
+          skipUnkept(tag, end, KEPT_VERSION);
       }
     }
     return { version, runtimeName, runtimeVersion, runtimeApiVersion };
@@ -273,7 +303,7 @@ function condition(end: number): RuntimeCondition {
         message = string(end);
         break;
       default:
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_CONDITION);
     }
   }
   checkEnd(end);
@@ -325,7 +355,7 @@ function podSandbox(end: number): PodSandbox {
               attempt = varint32(metaEnd) >>> 0;
               break;
             default:
-              skipField(metaTag, metaEnd, 0);
+              skipUnkept(metaTag, metaEnd, KEPT_SANDBOX_METADATA);
           }
         }
         break;
@@ -337,7 +367,7 @@ function podSandbox(end: number): PodSandbox {
         createdAtNs = int64(end);
         break;
       default:
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_SANDBOX);
     }
   }
   checkEnd(end);
@@ -380,7 +410,7 @@ function container(end: number): Container {
               attempt = varint32(metaEnd) >>> 0;
               break;
             default:
-              skipField(metaTag, metaEnd, 0);
+              skipUnkept(metaTag, metaEnd, KEPT_CONTAINER_METADATA);
           }
         }
         break;
@@ -392,7 +422,7 @@ function container(end: number): Container {
         createdAtNs = int64(end);
         break;
       default:
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_CONTAINER);
     }
   }
   checkEnd(end);
@@ -481,6 +511,22 @@ function string(end: number): string {
   pos += n;
   return n === 0 ? '' : buf.utf8Slice(from, pos);
 }
+
+/**
+ * Skips a field the reader does not keep. A field it keeps (a bit of `kept`) reaches here only
+ * with another wire type than its own, and is refused (see the header).
+ */
+function skipUnkept(tag: number, end: number, kept: number): void {
+  const field = tag >>> 3;
+  // A wire type that no field may have (4 unopened, 6, 7) is reported as such by skipField.
+  if (field < 32 && ((kept >>> field) & 1) === 1 && VALID_FIELD_WIRE_TYPES.has(tag & 7)) {
+    throw new LeanDecodeError(`field ${field} has wire type ${tag & 7}, not its own`, pos);
+  }
+  skipField(tag, end, 0);
+}
+
+/** The wire types a field may start with (the protobuf encoding): every one but 4, 6 and 7. */
+const VALID_FIELD_WIRE_TYPES: ReadonlySet<number> = new Set([WIRE_VARINT, WIRE_FIXED64, WIRE_LEN, WIRE_START_GROUP, WIRE_FIXED32]);
 
 function skipField(tag: number, end: number, depth: number): void {
   const field = tag >>> 3;

@@ -34,9 +34,19 @@
 // cannot change what it reports.
 //
 // The sampler runs on the clock it is given, like every other timer of the agent.
-import { createRequire } from 'node:module';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
+import gc from 'prom-client/lib/metrics/gc.js';
+import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
+import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
+import osMemoryHeap from 'prom-client/lib/metrics/osMemoryHeap.js';
+import processHandles from 'prom-client/lib/metrics/processHandles.js';
+import processMaxFileDescriptors from 'prom-client/lib/metrics/processMaxFileDescriptors.js';
+import processOpenFileDescriptors from 'prom-client/lib/metrics/processOpenFileDescriptors.js';
+import processRequests from 'prom-client/lib/metrics/processRequests.js';
+import processResources from 'prom-client/lib/metrics/processResources.js';
+import processStartTime from 'prom-client/lib/metrics/processStartTime.js';
+import version from 'prom-client/lib/metrics/version.js';
 import { registerProcessCpu } from './process-cpu.ts';
 import { Gauge } from './prom-client.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
@@ -44,30 +54,32 @@ import type { Clock, Timer } from '../clock/clock.ts';
 /** How often the event loop is sampled, in ms (see the header for why 500). */
 export const EVENT_LOOP_SAMPLE_MS = 500;
 
+type DefaultCollector = (registry: Registry, config: object) => void;
+
 /**
- * prom-client's default collectors the agent registers: each is a module of its own, named as
- * in prom-client's metricsList (a test holds this list to it, so a collector a later version
- * adds is not silently left out). Not among them: eventLoopLag, replaced by the sampler below,
- * and processCpuTotal, replaced by process-cpu.ts (it loads @opentelemetry/api).
+ * prom-client's default collectors the agent registers, by the names its metricsList gives them
+ * and in its order (a test holds these names to that list, so a collector a later version adds is
+ * not silently left out). Each is imported by name, not required from that list at run time, so
+ * that a bundler sees every module the agent runs (the image ships the agent bundled:
+ * scripts/bundle.ts). Not among them: eventLoopLag, replaced by the sampler below, and
+ * processCpuTotal, replaced by process-cpu.ts (it loads @opentelemetry/api).
  */
-export const PROM_CLIENT_COLLECTORS = [
-  'processStartTime',
-  'osMemoryHeap',
-  'processOpenFileDescriptors',
-  'processMaxFileDescriptors',
-  'processResources',
-  'processHandles',
-  'processRequests',
-  'heapSizeAndUsed',
-  'heapSpacesSizeAndUsed',
-  'version',
-  'gc',
-] as const;
+export const PROM_CLIENT_COLLECTORS: Readonly<Record<string, DefaultCollector>> = {
+  processStartTime,
+  osMemoryHeap,
+  processOpenFileDescriptors,
+  processMaxFileDescriptors,
+  processResources,
+  processHandles,
+  processRequests,
+  heapSizeAndUsed,
+  heapSpacesSizeAndUsed,
+  version,
+  gc,
+};
 
 /** The default collectors this file replaces with the agent's own. */
 export const REPLACED_COLLECTORS = ['eventLoopLag', 'processCpuTotal'] as const;
-
-type DefaultCollector = (registry: Registry, config: object) => void;
 
 /**
  * Registers prom-client's default process and Node.js collectors on `registry`, its CPU and
@@ -75,9 +87,7 @@ type DefaultCollector = (registry: Registry, config: object) => void;
  * in the agent) for the life of the process; its timer does not keep the process alive.
  */
 export function collectProcessMetrics(registry: Registry, clock: Clock, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
-  const require = createRequire(import.meta.url);
-  for (const name of PROM_CLIENT_COLLECTORS) {
-    const collector = require(`prom-client/lib/metrics/${name}.js`) as DefaultCollector;
+  for (const collector of Object.values(PROM_CLIENT_COLLECTORS)) {
     collector(registry, {});
   }
   registerProcessCpu(registry);

@@ -9,17 +9,21 @@
 // costs over these four. The classes are the very ones the index exports (the same modules), so
 // their types are taken from the package's declarations.
 //
-// Failure mode: a prom-client that moves these modules fails at start-up with the require error
+// Each is imported by name, so that a bundler sees the modules the agent runs (the image ships the
+// agent bundled: scripts/bundle.ts); prom-client-collectors.d.ts types them as the index does.
+//
+// Failure mode: a prom-client that moves these modules fails at start-up with the import error
 // (the package pins the major version; test/package/agent-modules.test.ts runs the built agent).
-import { createRequire } from 'node:module';
 import type * as PromClient from 'prom-client';
+import CounterClass from 'prom-client/lib/counter.js';
+import GaugeClass from 'prom-client/lib/gauge.js';
+import HistogramClass from 'prom-client/lib/histogram.js';
+import RegistryClass from 'prom-client/lib/registry.js';
 
-const require = createRequire(import.meta.url);
-
-export const Registry = require('prom-client/lib/registry.js') as typeof PromClient.Registry;
-export const Counter = require('prom-client/lib/counter.js') as typeof PromClient.Counter;
-export const Gauge = require('prom-client/lib/gauge.js') as typeof PromClient.Gauge;
-export const Histogram = require('prom-client/lib/histogram.js') as typeof PromClient.Histogram;
+export const Registry = RegistryClass;
+export const Counter = CounterClass;
+export const Gauge = GaugeClass;
+export const Histogram = HistogramClass;
 export type Registry = PromClient.Registry;
 export type Counter<T extends string = string> = PromClient.Counter<T>;
 export type Gauge<T extends string = string> = PromClient.Gauge<T>;

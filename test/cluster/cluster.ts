@@ -1,0 +1,202 @@
+// The test cluster, brought up and taken down as one thing.
+//
+//   up:   binaries (build-binaries.ts, cached) → the bridge and the block's route (network.ts)
+//         → a fresh PKI (pki.ts) → etcd, kube-apiserver, kube-controller-manager, kube-scheduler
+//         (control-plane.ts) → each node (node.ts), unless controlPlaneOnly.
+//   down: every daemon stopped (SIGTERM, then SIGKILL), then every process left in the
+//         cluster's cgroup killed (shims and pods too), the mounts under the folder undone, the
+//         bridge and the route removed, the cgroups removed, the folder removed; then it looks
+//         again and reports anything that stayed.
+//
+// The state (state.json in the cluster's folder) records every daemon as soon as it starts, so a
+// failed or interrupted up can always be taken down; and down needs no state at all to find what
+// up made: the cgroup, the bridge, the veths and the folder all have fixed names (layout.ts).
+//
+// One cluster per machine: its addresses are fixed. up refuses while one is up, or while a
+// previous one left anything behind (run down).
+//
+// Needs root, Go (for a cold build), and ip, nsenter, unshare, mount and openssl.
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../../src/clock/clock.ts';
+import { unmountUnder, mountsUnder } from '../fixtures/host-cleanup.ts';
+import { buildBinaries, type BuiltBinaries } from './build-binaries.ts';
+import { cgroupsUnder, pidsUnder, removeCgroupTree } from './cgroups.ts';
+import { startControlPlane } from './control-plane.ts';
+import { isRunning, stopDaemon, type DaemonRecord } from './daemon.ts';
+import { API_SERVER_URL, BRIDGE, CGROUP_ROOT, clusterDir, MAX_NODES, nodeVeth } from './layout.ts';
+import { bridgeDown, bridgeUp, ip, linkExists } from './network.ts';
+import { createClusterPki } from './pki.ts';
+
+export interface NodeState {
+  readonly name: string;
+  readonly index: number;
+  readonly address: string;
+  /** The process that holds the node's namespaces open (mount, network, UTS). */
+  readonly anchorPid: number;
+  readonly dir: string;
+}
+
+export interface ClusterState {
+  readonly dir: string;
+  readonly server: string;
+  readonly kubeconfig: string;
+  readonly binDir: string;
+  readonly versions: BuiltBinaries['versions'];
+  readonly pkiDir: string;
+  readonly caPem: string;
+  daemons: DaemonRecord[];
+  nodes: NodeState[];
+}
+
+export interface UpOptions {
+  readonly nodes: number;
+  readonly controlPlaneOnly: boolean;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+}
+
+const STATE_FILE = 'state.json';
+/** A daemon's graceful stop: kube components and etcd exit within a second or two of SIGTERM. */
+const STOP_GRACE_MS = 5_000;
+/** Rounds of SIGKILL over the cgroup: a process forked during a sweep is caught by the next. */
+const SWEEP_ROUNDS = 20;
+const SWEEP_PAUSE_MS = 100;
+
+/** The state of the cluster that is up, or undefined. */
+export function readState(dir = clusterDir()): ClusterState | undefined {
+  const path = join(dir, STATE_FILE);
+  if (!existsSync(path)) return undefined;
+  return JSON.parse(readFileSync(path, 'utf8')) as ClusterState;
+}
+
+export function writeState(state: ClusterState): void {
+  const path = join(state.dir, STATE_FILE);
+  writeFileSync(`${path}.partial`, `${JSON.stringify(state, null, 2)}\n`);
+  renameSync(`${path}.partial`, path); // a reader never sees half a file
+}
+
+/** What up or down found in the way, or left behind. */
+export function leftovers(dir = clusterDir()): string[] {
+  const found: string[] = [];
+  const pids = pidsUnder(CGROUP_ROOT);
+  if (pids.length > 0) found.push(`processes in cgroup ${CGROUP_ROOT}: ${pids.join(', ')}`);
+  const cgroups = cgroupsUnder(CGROUP_ROOT);
+  if (cgroups.length > 0) found.push(`cgroups: ${cgroups.slice(0, 5).join(', ')}${cgroups.length > 5 ? ` and ${cgroups.length - 5} more` : ''}`);
+  const mounts = mountsUnder(dir);
+  if (mounts.length > 0) found.push(`mounts under ${dir}: ${mounts.join(', ')}`);
+  for (const link of [BRIDGE, ...Array.from({ length: MAX_NODES }, (_, i) => nodeVeth(i + 1))]) {
+    if (linkExists(link)) found.push(`network device ${link}`);
+  }
+  if (existsSync(dir)) found.push(`folder ${dir}`);
+  return found;
+}
+
+/** Brings the cluster up; returns its state. On failure, takes down what it started and rethrows. */
+export async function up(options: UpOptions): Promise<ClusterState> {
+  const { clock, log } = options;
+  if (!Number.isInteger(options.nodes) || options.nodes < 1 || options.nodes > MAX_NODES) {
+    throw new Error(`nodes: ${options.nodes} must be an integer from 1 to ${MAX_NODES}`);
+  }
+  const dir = clusterDir();
+  const inTheWay = leftovers(dir);
+  if (inTheWay.length > 0) throw new Error(`up: a cluster is up, or a previous one left something behind (run down first): ${inTheWay.join('; ')}`);
+
+  const started = clock.monotonicMs();
+  const binaries = await buildBinaries({ log, clock });
+  log(`binaries: ${binaries.dir}${binaries.cached ? ' (cached)' : ` (built in ${binaries.buildSeconds} s)`}`);
+  mkdirSync(join(dir, 'logs'), { recursive: true });
+  const pki = createClusterPki(join(dir, 'pki'));
+  const state: ClusterState = {
+    dir,
+    server: API_SERVER_URL,
+    kubeconfig: join(dir, 'admin.kubeconfig'),
+    binDir: binaries.dir,
+    versions: binaries.versions,
+    pkiDir: pki.dir,
+    caPem: pki.caPem,
+    daemons: [],
+    nodes: [],
+  };
+  writeState(state);
+  try {
+    bridgeUp();
+    const controlPlane = await startControlPlane({
+      dir, binDir: binaries.dir, pki, clock, log,
+      started: (daemon) => {
+        state.daemons.push(daemon);
+        writeState(state);
+      },
+    });
+    if (controlPlane.adminKubeconfig !== state.kubeconfig) throw new Error(`up: the admin kubeconfig must be ${state.kubeconfig}`);
+    if (!options.controlPlaneOnly) throw new Error('up: nodes are not supported yet; use --control-plane-only');
+    log(`control plane up in ${((clock.monotonicMs() - started) / 1000).toFixed(1)} s`);
+    return state;
+  } catch (err) {
+    log(`up failed; taking down what was started: ${err instanceof Error ? err.message : String(err)}`);
+    if (process.env['NODEPULSE_CLUSTER_KEEP_FAILED'] === '1') throw err;
+    await down({ clock, log }).catch((downErr: unknown) => log(`down after a failed up: ${downErr instanceof Error ? downErr.message : String(downErr)}`));
+    throw err;
+  }
+}
+
+export interface DownReport {
+  readonly stopped: number;
+  readonly killed: number;
+  readonly unmounted: number;
+  readonly removed: readonly string[];
+  /** What stayed (empty when down left nothing behind). */
+  readonly left: readonly string[];
+}
+
+/** Takes the cluster down as the header says; safe when nothing is up. */
+export async function down(options: { clock: Clock; log: (line: string) => void }): Promise<DownReport> {
+  const { clock, log } = options;
+  const dir = clusterDir();
+  const state = readState(dir);
+  // Gracefully first, newest first: the nodes before the control plane, the API server before
+  // etcd (an API server whose etcd is gone waits out its storage timeouts instead of exiting).
+  let stopped = 0;
+  for (const daemon of [...(state?.daemons ?? [])].reverse()) {
+    if (!isRunning(daemon)) continue;
+    try {
+      await stopDaemon(daemon, clock, STOP_GRACE_MS);
+      stopped++;
+    } catch (err) {
+      log(`down: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  let killed = 0;
+  for (let round = 0; round < SWEEP_ROUNDS; round++) {
+    const pids = pidsUnder(CGROUP_ROOT);
+    if (pids.length === 0) break;
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+        killed++;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    await clock.sleep(SWEEP_PAUSE_MS);
+  }
+  const mounted = mountsUnder(dir).length;
+  const stuck = unmountUnder(dir);
+  const removed = bridgeDown();
+  for (const index of Array.from({ length: MAX_NODES }, (_, i) => i + 1)) {
+    // A node's veth goes with its network namespace; one whose namespace is still held is removed here.
+    const veth = nodeVeth(index);
+    if (linkExists(veth)) {
+      try {
+        ip(['link', 'del', veth]);
+        removed.push(`link ${veth}`);
+      } catch (err) {
+        log(`down: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+  }
+  const stayed = removeCgroupTree(CGROUP_ROOT);
+  if (stayed.length > 0) log(`down: cgroups that would not go: ${stayed.join(', ')}`);
+  if (stuck.length === 0 && existsSync(dir)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+  return { stopped, killed, unmounted: mounted - stuck.length, removed, left: leftovers(dir) };
+}
