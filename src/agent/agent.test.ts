@@ -33,7 +33,7 @@ class StatusRuntime extends ScriptedRuntimeClient {
 /** The agent on a manual clock; `wired.runtime` replaces the scripted runtime (then argv gives no endpoint). */
 async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { runtime: ResolvingRuntimeClient; clock: ManualClock } | undefined = undefined) {
   const endpointArgs = wired === undefined ? ['--cri-endpoint', 'unix:///scripted.sock'] : [];
-  const loaded = loadAgentConfig({
+  const loaded = await loadAgentConfig({
     argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0', ...endpointArgs, ...extraArgs],
     env: {},
     readFile: () => '',

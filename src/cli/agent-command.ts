@@ -25,7 +25,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     io.stdout.write(agentUsage());
     return 0;
   }
-  const loaded = loadAgentConfig({ argv, env: io.env, readFile: readConfigFile });
+  const loaded = await loadAgentConfig({ argv, env: io.env, readFile: readConfigFile });
   if (!loaded.ok) {
     for (const line of loaded.error.lines) io.stderr.write(`${line}\n`);
     return 2;

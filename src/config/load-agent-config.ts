@@ -1,5 +1,5 @@
 // Loads `nodepulse agent`'s config from its four sources, validates it once with the one schema
-// (agent-config-schema.ts), and returns either AgentConfig or a ConfigError with one line per
+// (agent-config-schema.ts), and resolves to either AgentConfig or a ConfigError with one line per
 // problem. It never throws and never exits: the CLI prints the lines to stderr and exits 2.
 //
 // Precedence, highest first (a key takes its value from the first source that sets it):
@@ -23,8 +23,8 @@
 // Problems with argv stop the load before the file is read; a file that cannot be read, parsed
 // or shaped stops it before the values are judged. zod judges the file's shape and every value,
 // and its ZodError is the ConfigError's cause. --help is the CLI's to answer (wantsHelp).
-// The YAML parser is loaded only when a file is given.
-import { createRequire } from 'node:module';
+// The YAML parser is loaded only when a file is given (a dynamic import, which a bundler follows:
+// yaml-parser.ts), hence the promise.
 import { z } from 'zod/v3';
 import { agentConfigSchema, type AgentConfig } from './agent-config-schema.ts';
 import { AGENT_CONFIG_KEYS, AGENT_CONFIG_SPECS, CONFIG_FILE_SPEC, PRINT_CONFIG_SPEC, type AgentConfigKey } from './agent-config-keys.ts';
@@ -62,9 +62,9 @@ const commandSchema = z.object({ config: filePath.optional(), printConfig: goBoo
 /** The file's shape: a mapping whose keys are config keys; the values are the agent schema's. */
 const fileSchema = z.object(Object.fromEntries(AGENT_CONFIG_KEYS.map((key) => [key, z.unknown()]))).strict();
 
-export function loadAgentConfig(input: LoadAgentConfigInput): LoadAgentConfigResult {
+export async function loadAgentConfig(input: LoadAgentConfigInput): Promise<LoadAgentConfigResult> {
   try {
-    return load(input);
+    return await load(input);
   } catch (err) {
     // Only a bug here can reach this; the promise "never throws" holds even then.
     const line = `config: internal error while loading (${err instanceof Error ? err.message : String(err)})`;
@@ -72,7 +72,7 @@ export function loadAgentConfig(input: LoadAgentConfigInput): LoadAgentConfigRes
   }
 }
 
-function load(input: LoadAgentConfigInput): LoadAgentConfigResult {
+async function load(input: LoadAgentConfigInput): Promise<LoadAgentConfigResult> {
   const flags = parseFlags(input.argv, [...AGENT_CONFIG_SPECS, ...COMMAND_SPECS], COMMAND);
   if (flags.errors.length > 0) return { ok: false, error: new ConfigError(flags.errors) };
   const command = parseSettings(commandSchema, COMMAND_SPECS, mergeSources(COMMAND_SPECS, flags.values, input.env));
@@ -80,7 +80,7 @@ function load(input: LoadAgentConfigInput): LoadAgentConfigResult {
 
   let file: ReadonlyMap<string, Sourced> = new Map();
   if (command.value.config !== undefined) {
-    const read = readConfigFile(command.value.config, input.readFile);
+    const read = await readConfigFile(command.value.config, input.readFile);
     if (!read.ok) return read;
     file = read.value;
   }
@@ -92,17 +92,9 @@ function load(input: LoadAgentConfigInput): LoadAgentConfigResult {
   return { ok: true, config: result.value, printConfig: command.value.printConfig, sources };
 }
 
-/**
- * The yaml package, loaded when a config file is first read: most agents are given none, and a
- * module once loaded stays resident for the agent's life (docs/bench.md measures what yaml costs).
- */
-function yaml(): typeof import('yaml') {
-  return createRequire(import.meta.url)('yaml') as typeof import('yaml');
-}
-
 type FileRead = { readonly ok: true; readonly value: ReadonlyMap<string, Sourced> } | { readonly ok: false; readonly error: ConfigError };
 
-function readConfigFile(path: string, readFile: (path: string) => string): FileRead {
+async function readConfigFile(path: string, readFile: (path: string) => string): Promise<FileRead> {
   const source = `config file ${path}`;
   const failed = (must: string, cause?: unknown): FileRead => ({ ok: false, error: new ConfigError([`config: ${showValue(path)} must ${must}`], { cause }) });
   let text: string;
@@ -112,9 +104,11 @@ function readConfigFile(path: string, readFile: (path: string) => string): FileR
     return failed(`be a readable file (${err instanceof Error ? err.message : String(err)})`, err);
   }
   if (text.length > MAX_CONFIG_FILE_BYTES) return failed(`be at most ${MAX_CONFIG_FILE_BYTES} bytes`);
+  // The parser is loaded when a config file is first read (yaml-parser.ts says why).
+  const { parseYaml } = await import('./yaml-parser.ts');
   let doc: unknown;
   try {
-    doc = yaml().parse(text, { maxAliasCount: 100 });
+    doc = parseYaml(text, { maxAliasCount: 100 });
   } catch (err) {
     // The parser's message carries a code frame on further lines; the first line says it all.
     return failed(`be valid YAML or JSON (${(err instanceof Error ? err.message : String(err)).split('\n')[0] ?? ''})`, err);

@@ -102,7 +102,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
       ? flags.criEndpoint
       : (sim = await startSimRuntime({ socketPath: join(dir, 'cri.sock'), pods: 4, containersPerPod: 2, churnPerSecond: 1, clock })).endpoint;
 
-    const loaded = loadAgentConfig({
+    const loaded = await loadAgentConfig({
       argv: [
         `--node-name=${DEMO_NODE}`,
         `--cri-endpoint=${endpoint}`,

@@ -18,8 +18,8 @@ import { runBuiltCli, type CliRun } from '../support/run-cli.ts';
 const N = ['--node-name', 'n1'];
 const FILE = '/etc/nodepulse/config.yaml';
 
-function errorsOf(argv: readonly string[], env: Record<string, string> = {}, file?: string): readonly string[] {
-  const result = loadAgentConfig({
+async function errorsOf(argv: readonly string[], env: Record<string, string> = {}, file?: string): Promise<readonly string[]> {
+  const result = await loadAgentConfig({
     argv,
     env,
     readFile: (path) => {
@@ -110,8 +110,8 @@ describe('bad config: values, flags, env and files, each with its exact line', (
     },
   ];
   for (const row of rows) {
-    test(`${row.what} → ${row.lines.join(' | ')}`, () => {
-      assert.deepEqual(errorsOf(row.argv ?? [], row.env, row.file), row.lines);
+    test(`${row.what} → ${row.lines.join(' | ')}`, async () => {
+      assert.deepEqual(await errorsOf(row.argv ?? [], row.env, row.file), row.lines);
     });
   }
 });
