@@ -570,6 +570,29 @@ describe('lean relist decoder with a memo of the previous answer', () => {
     assert.ok(again.every((r) => !first.includes(r)), 'no record is taken from before the refused answer');
   });
 
+  test('an item the memo knew, with a kept field added under another wire type, is refused as without a memo, never taken from the memo', async () => {
+    const { AnswerMemo } = await import('./answer-memo.ts');
+    const g = new Gen(9);
+    const item: MemoItem = { blocks: [{ kept: true, fields: SANDBOX_KEPT_PARTS(g, 'c'.repeat(64), 0) }] };
+    const cases: Array<[string, Buffer, number]> = [
+      ['its id again, as a varint', fVarint(1, 7), 1],
+      ['its state again, as a string', fStr(3, 'SANDBOX_READY'), 3],
+      ['its created_at again, as fixed32', fFixed32(4), 4],
+    ];
+    for (const [why, extra, field] of cases) {
+      const memo = new AnswerMemo<PodSandbox>();
+      const known = memoItemBytes(g, item);
+      decodeListPodSandboxResponse(known, memo);
+      // The item's kept fields, byte for byte, then the extra field: the tags the decoder keeps
+      // make the same signature, so only the check of the extra field refuses it.
+      const body = known.subarray(known.length - Buffer.concat(item.blocks[0]?.fields ?? []).length);
+      const bytes = fLen(1, Buffer.concat([body, extra]));
+      const refusal = new RegExp(`^LeanDecodeError: field ${field} has wire type \\d, not its own`);
+      assert.throws(() => decodeListPodSandboxResponse(bytes), refusal, `precondition, without a memo: ${why}`);
+      assert.throws(() => decodeListPodSandboxResponse(bytes, memo), refusal, why);
+    }
+  });
+
   test('content ids are never shared between memos, so a replaced client cannot pass for the old one', async () => {
     const { AnswerMemo } = await import('./answer-memo.ts');
     const g = new Gen(8);
