@@ -1,6 +1,8 @@
-// The built agent as users run it (`node <the agent's Node.js settings> dist/src/cli/main.js
-// agent …`, as the image's entrypoint runs it: src/cli/agent-node-flags.ts), in a process of its
-// own, against a runtime in another process and the Kubernetes API stand-in in this one:
+// The agent as users run it: the image's bundle (scripts/bundle.ts, made from the built dist/ by
+// bench/run.ts into its temporary folder) run as the image's entrypoint runs it (`node <the
+// agent's Node.js settings> dist/src/cli/main.js agent …`, src/cli/agent-node-flags.ts) from the
+// bundle's folder, with no node_modules, in a process of its own, against a runtime in another
+// process and the Kubernetes API stand-in in this one:
 //
 // - steady state: after the first renewal and a settling pause, a window (60 s; shorter with
 //   --quick) at the default 1 s relist period. CPU % of one core and the event-loop lag p99 are
@@ -31,7 +33,7 @@ import { startApiServer, type ApiServerHandle } from '../src/stand-ins/api-serve
 import { writeKubeconfig } from '../src/stand-ins/api-server/kubeconfig.ts';
 import { kubeletLabels } from '../src/stand-ins/api-server/register-node.ts';
 import { createTestPki } from '../src/stand-ins/api-server/test-pki.ts';
-import { AGENT_NODE_FLAGS } from '../src/cli/agent-node-flags.ts';
+import { AGENT_ENV, AGENT_NODE_FLAGS } from '../src/cli/agent-node-flags.ts';
 import { SystemClock } from '../src/clock/clock.ts';
 import { inPodCommand, writeServiceAccount, type ServiceAccount } from '../test/support/in-cluster.ts';
 import { isRoot } from '../test/support/require.ts';
@@ -134,16 +136,17 @@ interface RunningAgent {
   stop(): Promise<void>;
 }
 
-function spawnAgent(root: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void): RunningAgent {
+function spawnAgent(agentDir: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void): RunningAgent {
   const args = [...AGENT_NODE_FLAGS, 'dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
   const inCluster = isRoot();
   if (!inCluster) log('not root: the agent is given a kubeconfig, which loads client-node\'s KubeConfig (~80 MiB): its RSS is not the in-cluster figure');
   const command = inCluster ? inPodCommand(access.account, process.execPath, args) : { file: process.execPath, args: [...args, `--kubeconfig=${access.kubeconfig}`] };
   const spawnedAtMs = clock.monotonicMs();
-  // In a pod's shape, a pod's environment: the image's (PATH, NODE_ENV) and the service's
-  // address; nothing of this machine's (its NODE_EXTRA_CA_CERTS, say, would load a CA bundle).
-  const env = inCluster ? { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', ...access.account.env } : process.env;
-  const child = spawn(command.file, command.args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a pod's shape, a pod's environment: the image's (PATH, NODE_ENV, the agent's AGENT_ENV) and
+  // the service's address; nothing of this machine's (its NODE_EXTRA_CA_CERTS, say, would load a
+  // CA bundle).
+  const env = inCluster ? { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', ...AGENT_ENV, ...access.account.env } : { ...process.env, ...AGENT_ENV };
+  const child = spawn(command.file, command.args, { cwd: agentDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const onExit = (): void => void child.kill('SIGKILL');
   process.once('exit', onExit);
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -265,7 +268,8 @@ async function startApi(dir: string, name: string): Promise<{ api: ApiServerHand
 }
 
 export interface SteadyOptions {
-  readonly root: string;
+  /** The folder the agent runs from: the bundle (scripts/bundle.ts), as the image holds it. */
+  readonly agentDir: string;
   readonly dir: string;
   readonly windowMs: number;
   /** The runtime the agent relists, and what it holds. */
@@ -283,11 +287,11 @@ export async function runSteadyState(options: SteadyOptions): Promise<{
   spawnToFirstRenewalMs: number;
   spawnToListeningMs: number;
 }> {
-  const { root, dir, windowMs, log, containers } = options;
+  const { agentDir, dir, windowMs, log, containers } = options;
   const stand = await startApi(dir, `steady-${options.runtime}-${containers}`);
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(root, options.endpoint, stand.access, options.agentArgs ?? [], log);
+    agent = spawnAgent(agentDir, options.endpoint, stand.access, options.agentArgs ?? [], log);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
     log(`agent: listening after ${(listeningAtMs - agent.spawnedAtMs).toFixed(0)} ms, first lease write after ${(firstWriteMs - agent.spawnedAtMs).toFixed(0)} ms`);
@@ -376,12 +380,12 @@ export async function simRuntime(root: string, dir: string): Promise<RuntimeCont
  * away long enough for the lease to be withheld (a 3 s threshold here) and comes back: the time
  * from it serving again to the next lease write.
  */
-export async function runLatencies(options: { root: string; dir: string; runtime: RuntimeControl; log: (line: string) => void }): Promise<Latencies> {
-  const { root, dir, runtime, log } = options;
+export async function runLatencies(options: { agentDir: string; dir: string; runtime: RuntimeControl; log: (line: string) => void }): Promise<Latencies> {
+  const { agentDir, dir, runtime, log } = options;
   const stand = await startApi(dir, 'latency');
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(root, runtime.endpoint, stand.access, SHORT_THRESHOLD, log);
+    agent = spawnAgent(agentDir, runtime.endpoint, stand.access, SHORT_THRESHOLD, log);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
     await runtime.stop();

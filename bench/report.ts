@@ -114,7 +114,7 @@ function verdicts(result: BenchResult): string[] {
 }
 
 function steadyRow(st: SteadyState): string {
-  return `| ${st.cpuPercentOfOneCore.toFixed(2)} | ${st.rssMiB.toFixed(1)} | ${st.heapUsedMiB.toFixed(1)} | ${st.heapTotalMiB.toFixed(1)} | ${st.eventLoopLagP99Ms.toFixed(2)} | ${st.relists} | ${st.runtime} | ${count(st.containers)} |`;
+  return `| ${st.cpuPercentOfOneCore.toFixed(2)} | ${st.rssMiB.toFixed(1)} | ${st.rssAnonMiB.toFixed(1)} | ${st.rssFileMiB.toFixed(1)} | ${st.heapUsedMiB.toFixed(1)} | ${st.heapTotalMiB.toFixed(1)} | ${st.eventLoopLagP99Ms.toFixed(2)} | ${st.relists} | ${st.runtime} | ${count(st.containers)} |`;
 }
 
 export function renderReport(result: BenchResult): string {
@@ -145,8 +145,8 @@ export function renderReport(result: BenchResult): string {
     out.push('');
     out.push(`### Agent steady state (${count(st.containers)} containers on ${st.runtime}, in a pod's shape, 1 Hz relists, ${st.windowSeconds.toFixed(0)} s window)`);
     out.push('');
-    out.push('| CPU % of one core | RSS MiB | heap used MiB | heap total MiB | event-loop lag p99 ms | relists in window | runtime | containers |');
-    out.push('|---:|---:|---:|---:|---:|---:|---|---:|');
+    out.push('| CPU % of one core | RSS MiB | of it anonymous MiB | of it file-backed MiB | heap used MiB | heap total MiB | event-loop lag p99 ms | relists in window | runtime | containers |');
+    out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
     out.push(steadyRow(st));
   }
   const more = result.steadyRss;
@@ -154,8 +154,8 @@ export function renderReport(result: BenchResult): string {
     out.push('');
     out.push('### The agent on larger nodes (simulated runtime, for its RSS)');
     out.push('');
-    out.push('| CPU % of one core | RSS MiB | heap used MiB | heap total MiB | event-loop lag p99 ms | relists in window | runtime | containers |');
-    out.push('|---:|---:|---:|---:|---:|---:|---|---:|');
+    out.push('| CPU % of one core | RSS MiB | of it anonymous MiB | of it file-backed MiB | heap used MiB | heap total MiB | event-loop lag p99 ms | relists in window | runtime | containers |');
+    out.push('|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|');
     for (const row of more) out.push(steadyRow(row));
   }
   const l = result.lease;

@@ -17,8 +17,13 @@
 // |                             | PodSandboxStatus or ContainerStatus call pays, once; the agent  |
 // |                             | makes neither)                                                  |
 // | every agent module          | dist/src/cli/agent-command.js: everything `nodepulse agent` runs |
+// | the same, bundled           | the agent command's chunk of the image's bundle, as the image   |
+// |                             | loads it (given the bundle's folder)                            |
 //
 // The running agent's own RSS comes from the steady-state run, beside these lines.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { runJsonChild } from './child-process.ts';
 
 export interface RssLine {
@@ -68,10 +73,21 @@ async function measure(root: string, code: string, runs: number): Promise<number
   return samples[Math.floor(samples.length / 2)] as number;
 }
 
-export async function runRssBreakdown(root: string, runs: number): Promise<RssLine[]> {
+/**
+ * Every line above, then, given the folder of the image's bundle (scripts/bundle.ts), the chunk
+ * of the agent command imported from it, as the image loads it.
+ */
+export async function runRssBreakdown(root: string, runs: number, bundleDir?: string): Promise<RssLine[]> {
   const lines: RssLine[] = [];
   let bare = 0;
-  for (const line of LINES) {
+  const all = [...LINES];
+  if (bundleDir !== undefined) {
+    const chunks = join(bundleDir, 'dist', 'chunks');
+    const agent = readdirSync(chunks).find((f) => f.startsWith('agent-command-') && f.endsWith('.js'));
+    if (agent === undefined) throw new Error(`${chunks} must hold the agent command's chunk (agent-command-*.js)`);
+    all.push({ what: "every agent module, from the image's bundle (its agent-command chunk)", code: `await import(${JSON.stringify(pathToFileURL(join(chunks, agent)).href)});` });
+  }
+  for (const line of all) {
     const rssMiB = await measure(root, line.code, runs);
     if (line.code === '') bare = rssMiB;
     lines.push({ what: line.what, rssMiB, deltaMiB: rssMiB - bare });

@@ -21,7 +21,8 @@
 // one is left out and the report says so; under CI=true it fails the run (exit 1), so the CI
 // cannot pass on a benchmark that skipped what it exists to measure.
 //
-// Needs the built agent (dist/; `npm run bench` builds it first). Everything runs on loopback and
+// Needs the built agent (dist/; `npm run bench` builds it first); the agent sections run it as
+// the image does, from a bundle of it made into the temp dir (scripts/bundle.ts). Everything runs on loopback and
 // on unix sockets in a temp dir named nodepulse-bench-*, removed at the end; every process it
 // starts is stopped. Exit codes: 0 done, 1 a measurement failed or a real part is missing under
 // CI, 2 bad arguments.
@@ -30,6 +31,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { bundleCommands } from '../scripts/bundle.ts';
 import { SystemClock } from '../src/clock/clock.ts';
 import { runLatencies, runSteadyState, simRuntime, startSim, type Latencies, type LeaseCost, type RuntimeControl, type SteadyState } from './agent-bench.ts';
 import { emptyNode, fillNode, startBenchContainerd } from './containerd-node.ts';
@@ -123,10 +125,13 @@ async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-bench-'));
   const notes: string[] = [
     'CPU is each side\'s own process (user + system) over its measured relists and the pauses between its batches; the runtime runs in another process and is not counted.',
-    'Relist RSS is at the end of a side\'s relists; the Node sides run TypeScript through Node\'s type stripper (about +19 MiB each); the agent runs compiled JavaScript from dist/.',
+    'Relist RSS is at the end of a side\'s relists; the Node sides run TypeScript through Node\'s type stripper (about +19 MiB each). The agent runs the image\'s bundle with the image\'s Node.js settings; its RSS is split into anonymous memory (heap, malloc, JIT code) and file-backed pages (the node binary\'s code and data it touched).',
   ];
   const loadBefore = loadavg();
   const sizes: SizeResult[] = [];
+  // The agent runs from the image's bundle, made here from dist/ as the image's build makes it.
+  const agentDir = join(dir, 'bundle');
+
   const result: { -readonly [K in keyof BenchResult]: BenchResult[K] } = {
     quick: args.quick,
     machine: { node: process.version, cpus: cpus().length, cpuModel: cpus()[0]?.model.trim() ?? 'unknown' },
@@ -140,6 +145,10 @@ async function main(): Promise<number> {
     notes.push(`${what}: left out.`);
   };
   try {
+    if (needsAgent) {
+      log('bundling the agent (scripts/bundle.ts), as the image holds it');
+      await bundleCommands({ repoRoot: root, outDir: agentDir });
+    }
     let kubelet: KubeletBinary | undefined;
     if (args.only.has('relist')) {
       try {
@@ -174,7 +183,7 @@ async function main(): Promise<number> {
         result.containerd = { pods, containers: fill.containers, fillSeconds: fill.seconds };
         if (args.only.has('relist')) sizes.push(await runRow({ root, runtime: 'containerd', endpoint: fixture.endpoint, size: full!, kubeletBinary: kubelet?.path, clock, log }));
         if (args.only.has('steady')) {
-          const steady = await runSteadyState({ root, dir, windowMs, endpoint: fixture.endpoint, runtime: 'containerd', containers: fill.containers, log });
+          const steady = await runSteadyState({ agentDir, dir, windowMs, endpoint: fixture.endpoint, runtime: 'containerd', containers: fill.containers, log });
           result.steadyState = steady.steady;
           result.lease = steady.lease;
         }
@@ -188,7 +197,7 @@ async function main(): Promise<number> {
       const steadySim = async (pods: number, perPod: number, ms: number, agentArgs: readonly string[]): Promise<{ steady: SteadyState; lease: LeaseCost }> => {
         const sim = await startSim(root, join(dir, `steady-${pods * perPod}.sock`), pods, perPod, SIM_START_TIMEOUT_MS);
         try {
-          return await runSteadyState({ root, dir, windowMs: ms, endpoint: sim.ready.endpoint, runtime: 'simulated', containers: pods * perPod, agentArgs, log });
+          return await runSteadyState({ agentDir, dir, windowMs: ms, endpoint: sim.ready.endpoint, runtime: 'simulated', containers: pods * perPod, agentArgs, log });
         } finally {
           await sim.stop();
         }
@@ -210,14 +219,14 @@ async function main(): Promise<number> {
       const latencies: Record<string, Latencies> = {};
       const sim = await simRuntime(root, dir);
       try {
-        latencies[sim.name] = await runLatencies({ root, dir, runtime: sim, log });
+        latencies[sim.name] = await runLatencies({ agentDir, dir, runtime: sim, log });
       } finally {
         await sim.close();
       }
       if (why === undefined && !args.quick) {
         const containerd = await containerdRuntime(clock);
         try {
-          latencies[containerd.name] = await runLatencies({ root, dir, runtime: containerd, log });
+          latencies[containerd.name] = await runLatencies({ agentDir, dir, runtime: containerd, log });
         } finally {
           await containerd.close();
         }
@@ -228,7 +237,7 @@ async function main(): Promise<number> {
     }
     if (args.only.has('rss')) {
       log('RSS breakdown');
-      result.rssBreakdown = await runRssBreakdown(root, args.quick ? 1 : 3);
+      result.rssBreakdown = await runRssBreakdown(root, args.quick ? 1 : 3, agentDir);
     }
   } catch (err) {
     process.stderr.write(`bench: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
