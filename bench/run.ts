@@ -125,7 +125,7 @@ async function main(): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-bench-'));
   const notes: string[] = [
     'CPU is each side\'s own process (user + system) over its measured relists and the pauses between its batches; the runtime runs in another process and is not counted.',
-    'Relist RSS is at the end of a side\'s relists; the Node sides run TypeScript through Node\'s type stripper (about +19 MiB each). The agent runs the image\'s bundle with the image\'s Node.js settings; its RSS is split into anonymous memory (heap, malloc, JIT code) and file-backed pages (the node binary\'s code and data it touched).',
+    'Relist RSS is at the end of a side\'s relists; the Node sides run TypeScript through Node\'s type stripper (about +19 MiB each). nodepulse\'s relist side runs with the agent\'s Node.js settings (src/cli/agent-node-flags.ts), the floor with Node\'s defaults. The agent runs the image\'s bundle with the image\'s Node.js settings; its RSS is split into anonymous memory (heap, malloc, JIT code) and file-backed pages (the node binary\'s code and data it touched).',
   ];
   const loadBefore = loadavg();
   const sizes: SizeResult[] = [];

@@ -27,9 +27,9 @@ export class SideProcess {
   #stderr = '';
   readonly #onExit = (): void => void this.#child.kill('SIGKILL');
 
-  private constructor(name: string, file: string, args: readonly string[], cwd: string) {
+  private constructor(name: string, file: string, args: readonly string[], cwd: string, env: NodeJS.ProcessEnv) {
     this.name = name;
-    this.#child = spawn(file, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.#child = spawn(file, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     process.once('exit', this.#onExit);
     this.#exited = new Promise((done) => this.#child.once('exit', () => done()));
     let buffered = '';
@@ -56,8 +56,8 @@ export class SideProcess {
   }
 
   /** Starts `file args…` and waits (within timeoutMs) for its ready line. */
-  static async start(name: string, file: string, args: readonly string[], options: { cwd: string; timeoutMs: number }): Promise<{ side: SideProcess; ready: SideReady }> {
-    const side = new SideProcess(name, file, args, options.cwd);
+  static async start(name: string, file: string, args: readonly string[], options: { cwd: string; timeoutMs: number; env?: NodeJS.ProcessEnv }): Promise<{ side: SideProcess; ready: SideReady }> {
+    const side = new SideProcess(name, file, args, options.cwd, options.env ?? process.env);
     try {
       const ready = await side.#next<SideReady>(options.timeoutMs);
       if (ready.ready !== true) throw new Error(`${name}: the first line must be the ready line, got ${JSON.stringify(ready)}`);
