@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { Registry } from 'prom-client';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { ScriptedRuntimeClient, testContainer, testSandbox } from '../stand-ins/doubles/scripted-runtime-client.ts';
-import type { Container, Listing } from '../cri/types.ts';
+import type { Container } from '../cri/types.ts';
 import { createAgentMetrics } from '../metrics/metrics.ts';
 import { Relister } from '../relist/relister.ts';
 import { createRelistMetricsState, recordRelistOutcome } from './relist-metrics.ts';
@@ -24,9 +24,9 @@ async function world(eventCapacity: number) {
     eventCapacity,
     onOutcome: (outcome, r) => recordRelistOutcome(metrics, memo, outcome, r),
   });
-  const relist = async (containers: Container[], contentIds?: Listing['contentIds']): Promise<void> => {
+  const relist = async (containers: Container[]): Promise<void> => {
     const done = relister.tick();
-    runtime.next().answer({ sandboxes: [testSandbox('pod-1', 'SANDBOX_READY')], containers, ...(contentIds === undefined ? {} : { contentIds }) });
+    runtime.next().answer({ sandboxes: [testSandbox('pod-1', 'SANDBOX_READY')], containers });
     await done;
     await clock.advance(1_000);
   };
@@ -40,12 +40,7 @@ async function world(eventCapacity: number) {
     }
     return out;
   };
-  const containerGauge = async (): Promise<Record<string, number>> => {
-    const out: Record<string, number> = {};
-    for (const v of (await registry.getSingleMetric('nodepulse_containers')?.get())?.values ?? []) out[String(v.labels['state'])] = v.value;
-    return out;
-  };
-  return { relister, relist, counters, containerGauge };
+  return { relister, relist, counters };
 }
 
 const running = (id: string): Container => testContainer(id, 'CONTAINER_RUNNING');
@@ -81,15 +76,4 @@ test('the dropped counter follows the bounded buffer: it grows by the new drops 
   await w.relist([running('a'), running('b'), running('c'), running('d'), running('e'), running('f'), running('g')]); // nothing new
   assert.equal((await w.counters())['nodepulse_lifecycle_events_dropped_total'], 5, 'a relist without events drops nothing');
   assert.deepEqual(w.relister.recentEvents().map((e) => e.id), ['f', 'g'], 'the buffer holds the newest two');
-});
-
-test('the container gauges follow a changed listing that comes after listings the relister did not diff again', async () => {
-  const w = await world(256);
-  await w.relist([running('a'), running('b')], { sandboxes: 1, containers: 2 });
-  await w.relist([running('b'), running('a')], { sandboxes: 1, containers: 2 });
-  assert.equal((await w.containerGauge())['CONTAINER_RUNNING'], 2);
-  await w.relist([running('a'), exited('b')], { sandboxes: 1, containers: 3 });
-  const gauge = await w.containerGauge();
-  assert.equal(gauge['CONTAINER_RUNNING'], 1);
-  assert.equal(gauge['CONTAINER_EXITED'], 1);
 });

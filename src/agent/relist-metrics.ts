@@ -10,7 +10,7 @@
 // read after the tick). Never throws for a well-formed outcome: label values are the bounded sets
 // the metrics module types.
 import { CONTAINER_STATES, POD_STATES, type AgentMetrics } from '../metrics/metrics.ts';
-import type { RelistCounts, Relister, RelistOutcome } from '../relist/relister.ts';
+import type { Relister, RelistOutcome } from '../relist/relister.ts';
 
 /** What the recorder remembers between outcomes. */
 export interface RelistMetricsState {
@@ -18,15 +18,10 @@ export interface RelistMetricsState {
   lastBeganMs: number | undefined;
   /** The relister's eventsDropped at the previous outcome, so the counter gets only the increase. */
   lastDropped: number;
-  /**
-   * The counts the gauges were last set from. The relister hands out the same counts object
-   * while the listing is unchanged, so the gauges already hold them and are not set again.
-   */
-  lastCounts: RelistCounts | undefined;
 }
 
 export function createRelistMetricsState(): RelistMetricsState {
-  return { lastBeganMs: undefined, lastDropped: 0, lastCounts: undefined };
+  return { lastBeganMs: undefined, lastDropped: 0 };
 }
 
 /**
@@ -58,10 +53,9 @@ export function recordRelistOutcome(m: AgentMetrics, memo: RelistMetricsState, o
   }
   m.relistLastSuccessTimestamp.set(outcome.began.wallMicros / 1e6);
   const counts = relister.counts();
-  if (counts !== undefined && counts !== memo.lastCounts) {
+  if (counts !== undefined) {
     for (const [state, n] of boundedCounts(counts.podsByState, POD_STATES)) m.pods.set({ state }, n);
     for (const [state, n] of boundedCounts(counts.containersByState, CONTAINER_STATES)) m.containers.set({ state }, n);
-    memo.lastCounts = counts;
   }
   for (const event of outcome.events) m.lifecycleEvents.inc({ type: event.type });
   const dropped = relister.eventsDropped;

@@ -28,11 +28,6 @@
 //   - a field it keeps that arrives with another wire type is refused (below);
 //   - strings are decoded as UTF-8 with Buffer's own utf8Slice, as protobufjs does on Node.
 //
-// Given an AnswerMemo (answer-memo.ts), the two listings' decoders first walk each item's field
-// tags to find the byte ranges of the fields they keep, its signature; an item whose signature is
-// one of the previous answer's takes that item's record instead of being decoded again. The result
-// is the same either way; a test holds the two together over random successions of answers.
-//
 // Failure modes: truncated input, a varint longer than 10 bytes, wire types 4 (unopened), 6 and
 // 7, field number 0, a group whose end does not match its start, groups nested deeper than
 // MAX_GROUP_DEPTH, or a field it keeps with another wire type than its own throw LeanDecodeError.
@@ -49,7 +44,6 @@
 //
 // The reader keeps its cursor in module state: decoding is synchronous and never re-entered,
 // and a cursor object per call would be the only allocation besides the results.
-import type { AnswerMemo } from './answer-memo.ts';
 import type { Container, ContainerState, PodSandbox, RuntimeCondition, RuntimeStatus, RuntimeVersion, SandboxState } from './types.ts';
 
 /** Nesting bound for skipped groups, so a hostile answer cannot exhaust the stack. */
@@ -106,104 +100,38 @@ interface SliceableBuffer extends Buffer {
 let buf: SliceableBuffer = Buffer.alloc(0) as SliceableBuffer;
 let pos = 0;
 
-/**
- * Decodes a ListPodSandboxResponse, keeping the fields of PodSandbox in types.ts. With a memo, an
- * item whose kept fields are those of an item of the previous answer is taken from it
- * (answer-memo.ts).
- */
-export function decodeListPodSandboxResponse(bytes: Uint8Array, memo?: AnswerMemo<PodSandbox>): PodSandbox[] {
-  return decodeList(bytes, podSandbox, SANDBOX_KEPT, KEPT_SANDBOX, memo);
-}
-
-/** Decodes a ListContainersResponse, keeping the fields of Container in types.ts; `memo` as above. */
-export function decodeListContainersResponse(bytes: Uint8Array, memo?: AnswerMemo<Container>): Container[] {
-  return decodeList(bytes, container, CONTAINER_KEPT, KEPT_CONTAINER, memo);
-}
-
-/** The tags podSandbox() and container() read (field number and wire type); all others are skipped. */
-const SANDBOX_KEPT = keptTags([(1 << 3) | WIRE_LEN, (2 << 3) | WIRE_LEN, (3 << 3) | WIRE_VARINT, (4 << 3) | WIRE_VARINT]);
-const CONTAINER_KEPT = keptTags([(1 << 3) | WIRE_LEN, (2 << 3) | WIRE_LEN, (3 << 3) | WIRE_LEN, (6 << 3) | WIRE_VARINT, (7 << 3) | WIRE_VARINT]);
-
-function keptTags(tags: readonly number[]): Uint8Array {
-  const kept = new Uint8Array(64);
-  for (const tag of tags) kept[tag] = 1;
-  return kept;
-}
-
-/** The items (field 1) of a listing, each read by `item` up to its end, or taken from `memo`. */
-function decodeList<T>(bytes: Uint8Array, item: (end: number) => T, kept: Uint8Array, keptFields: number, memo: AnswerMemo<T> | undefined): T[] {
+/** Decodes a ListPodSandboxResponse, keeping the fields of PodSandbox in types.ts. */
+export function decodeListPodSandboxResponse(bytes: Uint8Array): PodSandbox[] {
   start(bytes);
-  memo?.begin(buf);
   try {
-    const items: T[] = [];
+    const items: PodSandbox[] = [];
     const end = buf.length;
     while (pos < end) {
       const tag = varint32(end);
-      if (tag !== ((1 << 3) | WIRE_LEN)) {
-        skipUnkept(tag, end, KEPT_LIST);
-        continue;
-      }
-      const itemEnd = messageEnd(end);
-      if (memo === undefined) {
-        items.push(item(itemEnd));
-        continue;
-      }
-      const itemStart = pos;
-      const ranges = signature(itemEnd, kept, keptFields, memo.signature);
-      const known = ranges < 0 ? undefined : memo.reuse(ranges);
-      if (known !== undefined) {
-        items.push(known);
-        continue;
-      }
-      pos = itemStart;
-      const record = item(itemEnd);
-      memo.remember(ranges, record);
-      items.push(record);
+      if (tag === ((1 << 3) | WIRE_LEN)) items.push(podSandbox(messageEnd(end)));
+      else skipUnkept(tag, end, KEPT_LIST);
     }
-    memo?.finish();
     return items;
-  } catch (err) {
-    memo?.abandon();
-    throw err;
   } finally {
     release();
   }
 }
 
-/**
- * Walks one item up to `end`, writing the byte ranges (tags included) of the fields whose tag is
- * `kept` into `out`, adjacent fields as one range; returns how many ranges, with the cursor at
- * `end`. Returns -1, with the cursor anywhere in the item, when the item is malformed (a field of
- * `keptFields` with a tag not in `kept` among them): the decoder then reads it and throws its own
- * error, at its own offset.
- */
-function signature(end: number, kept: Uint8Array, keptFields: number, out: number[]): number {
-  let n = 0;
+/** Decodes a ListContainersResponse, keeping the fields of Container in types.ts. */
+export function decodeListContainersResponse(bytes: Uint8Array): Container[] {
+  start(bytes);
   try {
+    const items: Container[] = [];
+    const end = buf.length;
     while (pos < end) {
-      const at = pos;
       const tag = varint32(end);
-      if (!(tag >= 0 && tag < kept.length && kept[tag] === 1)) {
-        // A kept field with another wire type than its own is refused here: the item is malformed.
-        skipUnkept(tag, end, keptFields);
-        continue;
-      }
-      skipField(tag, end, 0);
-      // Kept fields that follow one another are one range (the usual id, metadata, state,
-      // created_at): equal ranges hold the same fields, however they are split.
-      if (n > 0 && out[2 * n - 1] === at) {
-        out[2 * n - 1] = pos;
-      } else {
-        out[2 * n] = at;
-        out[2 * n + 1] = pos;
-        n++;
-      }
+      if (tag === ((1 << 3) | WIRE_LEN)) items.push(container(messageEnd(end)));
+      else skipUnkept(tag, end, KEPT_LIST);
     }
-  } catch (err) {
-    if (err instanceof LeanDecodeError) return -1;
-    throw err;
+    return items;
+  } finally {
+    release();
   }
-  return pos === end ? n : -1;
 }
 
 /** Decodes a StatusResponse, keeping the runtime's conditions (status.conditions). */

@@ -44,7 +44,6 @@
 import * as grpc from '@grpc/grpc-js';
 import type { MethodDefinition } from '@grpc/proto-loader';
 import type { Clock } from '../clock/clock.ts';
-import { AnswerMemo } from './answer-memo.ts';
 import { CriError } from './cri-error.ts';
 import { loadCriService } from './cri-proto.ts';
 import { parseCriEndpoint } from './endpoint.ts';
@@ -102,7 +101,7 @@ interface UnaryMethod<T> {
   readonly deserialize: (answer: Buffer) => T;
 }
 
-type Items<T> = { items: T[]; bytes: number; contentId: number };
+type Items<T> = { items: T[]; bytes: number };
 
 const SERVICE_PATH = '/runtime.v1.RuntimeService/';
 /** An empty request message: ListPodSandbox and ListContainers without filter, Status not verbose. */
@@ -116,22 +115,14 @@ function leanMethod<T>(name: string, serialize: () => Buffer, deserialize: (answ
 
 const VERSION_METHOD = leanMethod('Version', () => VERSION_MESSAGE, decodeVersionResponse);
 const STATUS_METHOD = leanMethod('Status', emptyRequest, decodeStatusResponse);
-
-/** The two listings of one client, each remembering its previous answer (answer-memo.ts). */
-function listMethods(): { sandboxes: UnaryMethod<Items<PodSandbox>>; containers: UnaryMethod<Items<Container>> } {
-  const sandboxes = new AnswerMemo<PodSandbox>();
-  const containers = new AnswerMemo<Container>();
-  return {
-    sandboxes: leanMethod('ListPodSandbox', emptyRequest, (answer) => {
-      const items = decodeListPodSandboxResponse(answer, sandboxes);
-      return { items, bytes: answer.length, contentId: sandboxes.contentId };
-    }),
-    containers: leanMethod('ListContainers', emptyRequest, (answer) => {
-      const items = decodeListContainersResponse(answer, containers);
-      return { items, bytes: answer.length, contentId: containers.contentId };
-    }),
-  };
-}
+const LIST_POD_SANDBOX_METHOD = leanMethod('ListPodSandbox', emptyRequest, (answer): Items<PodSandbox> => ({
+  items: decodeListPodSandboxResponse(answer),
+  bytes: answer.length,
+}));
+const LIST_CONTAINERS_METHOD = leanMethod('ListContainers', emptyRequest, (answer): Items<Container> => ({
+  items: decodeListContainersResponse(answer),
+  bytes: answer.length,
+}));
 
 /** One call in flight, settled exactly once: by its answer, or by cancel(). */
 interface Started<T> {
@@ -150,7 +141,6 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
   const { clock } = options;
   const channel = new grpc.Client(endpoint, grpc.credentials.createInsecure(), runtimeChannelOptions(maxMessageBytes));
   const inFlight = new Set<Started<unknown>>();
-  const lists = listMethods();
   let closed = false;
 
   function start<T>(method: UnaryMethod<T>, request: unknown): Started<T> {
@@ -268,21 +258,16 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
     status: (options) => one<RuntimeStatus>(STATUS_METHOD, undefined, options),
 
     async relist(options) {
-      const [sandboxes, containers] = (await together(options, () => [start(lists.sandboxes, undefined), start(lists.containers, undefined)])) as [
-        Items<PodSandbox>,
-        Items<Container>,
-      ];
-      return {
-        sandboxes: sandboxes.items,
-        containers: containers.items,
-        bytes: sandboxes.bytes + containers.bytes,
-        contentIds: { sandboxes: sandboxes.contentId, containers: containers.contentId },
-      } satisfies Listing;
+      const [sandboxes, containers] = (await together(options, () => [
+        start(LIST_POD_SANDBOX_METHOD, undefined),
+        start(LIST_CONTAINERS_METHOD, undefined),
+      ])) as [Items<PodSandbox>, Items<Container>];
+      return { sandboxes: sandboxes.items, containers: containers.items, bytes: sandboxes.bytes + containers.bytes } satisfies Listing;
     },
 
-    listPodSandbox: (options) => one(lists.sandboxes, undefined, options),
+    listPodSandbox: (options) => one(LIST_POD_SANDBOX_METHOD, undefined, options),
 
-    listContainers: (options) => one(lists.containers, undefined, options),
+    listContainers: (options) => one(LIST_CONTAINERS_METHOD, undefined, options),
 
     async podSandboxStatus(id, options) {
       const answer = await fullCall('PodSandboxStatus', { podSandboxId: id, verbose: false }, options);

@@ -37,12 +37,6 @@ export interface Listing {
   readonly containers: readonly Container[];
   /** Bytes received for both answers, for the metrics and the benchmark. */
   readonly bytes: number;
-  /**
-   * What each answer held: the same number from one client means the same items, byte for byte,
-   * in any order (cri/answer-memo.ts); a client that cannot tell leaves it out. Numbers are
-   * never reused within a process.
-   */
-  readonly contentIds?: { readonly sandboxes: number; readonly containers: number };
 }
 
 export interface RuntimeVersion {

@@ -17,7 +17,7 @@
 // yields the events since the previous success (a failed relist in between changes nothing).
 import type { Clock } from '../clock/clock.ts';
 import { toFault, type CriFault, type CriFaultCode } from '../cri/cri-error.ts';
-import type { Container, Listing, PodSandbox, RuntimeClient } from '../cri/types.ts';
+import type { Container, PodSandbox, RuntimeClient } from '../cri/types.ts';
 import { EventBuffer } from './event-buffer.ts';
 import type { LifecycleEvent } from './lifecycle-diff.ts';
 import { LifecycleTracker } from './lifecycle-tracker.ts';
@@ -67,8 +67,6 @@ export class Relister {
   readonly #lifecycle = new LifecycleTracker();
   #succeeded = false;
   #counts: RelistCounts | undefined;
-  /** The content ids of the listing the tracker last took, when every id in it was distinct. */
-  #tracked: { readonly sandboxes: number; readonly containers: number } | undefined;
 
   constructor(options: RelisterOptions) {
     this.#options = options;
@@ -86,10 +84,11 @@ export class Relister {
     let outcome: RelistOutcome;
     try {
       const listing = await client.relist(signal === undefined ? { deadlineMs } : { deadlineMs, signal });
-      const moved = this.#track(listing);
+      const moved = this.#lifecycle.update(listing.sandboxes, listing.containers);
       // The first success is the baseline: what it lists was not seen to start.
       const events = this.#succeeded ? moved : [];
       this.#succeeded = true;
+      this.#counts = countListing(listing.sandboxes, listing.containers);
       this.#writer.succeeded(began);
       for (const event of events) this.#events.push({ ...event, seenWallMicros: began.wallMicros });
       outcome = { began, durationMs: clock.monotonicMs() - began.monotonicMs, result: 'success', fault: undefined, events, bytes: listing.bytes };
@@ -101,24 +100,6 @@ export class Relister {
     }
     this.#options.onOutcome?.(outcome, this);
     return outcome;
-  }
-
-  /**
-   * The lifecycle events and counts of a successful listing. A listing whose content ids are
-   * those of the listing last tracked holds the same items, byte for byte, in some order; when
-   * every id in it was distinct, the order changes nothing (an id listed twice would take its
-   * last listing), so it moves nothing and counts the same: the diff and the count are skipped,
-   * and the counts object is the same one.
-   */
-  #track(listing: Listing): LifecycleEvent[] {
-    const ids = listing.contentIds;
-    const tracked = this.#tracked;
-    if (ids !== undefined && tracked !== undefined && ids.sandboxes === tracked.sandboxes && ids.containers === tracked.containers) return [];
-    const moved = this.#lifecycle.update(listing.sandboxes, listing.containers);
-    this.#counts = countListing(listing.sandboxes, listing.containers);
-    const distinct = this.#lifecycle.size === listing.sandboxes.length + listing.containers.length;
-    this.#tracked = ids !== undefined && distinct ? ids : undefined;
-    return moved;
   }
 
   /** The counts from the last successful relist, or undefined before one. */

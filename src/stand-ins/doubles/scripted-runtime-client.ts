@@ -49,12 +49,7 @@ export class ScriptedRuntimeClient implements RuntimeClient {
         options,
         answer: (listing = {}) => {
           this.#remove(entry);
-          resolve({
-            sandboxes: listing.sandboxes ?? [],
-            containers: listing.containers ?? [],
-            bytes: listing.bytes ?? 0,
-            ...(listing.contentIds === undefined ? {} : { contentIds: listing.contentIds }),
-          });
+          resolve({ sandboxes: listing.sandboxes ?? [], containers: listing.containers ?? [], bytes: listing.bytes ?? 0 });
         },
         fail: (code, message = `scripted ${code}`, options = {}) => {
           this.#remove(entry);
