@@ -8,7 +8,8 @@
 //
 // The kubeconfig is read as kubectl reads it (load-kubeconfig.ts: --kubeconfig, KUBECONFIG,
 // ~/.kube/config, in-cluster; --context), and every request authenticates through client-node's
-// KubeConfig (exec plugins, client certificates, token files).
+// KubeConfig (exec plugins, client certificates, token files); in a pod with no kubeconfig, with
+// the service account's token the lean way (kube/reader-auth.ts).
 //
 // Exit codes, so that a script can tell a verdict from a failure to get one:
 // | code | meaning                                                                             |
@@ -128,7 +129,7 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
   let leases: ListWatchSource<Lease>;
   let nodes: ListWatchSource<Node>;
   try {
-    client = readerClient(flags, io);
+    client = await readerClient(flags, io);
     leases = kubeListWatch<Lease>({
       client,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
