@@ -2,7 +2,9 @@
 //
 // | flags                | how it judges                                                  |
 // |----------------------|----------------------------------------------------------------|
-// | none                 | one listing, by wall-clock age of renewTime, and says so       |
+// | none                 | one listing, by wall-clock age of renewTime, and says so (a    |
+// |                      | streaming list where the server serves one, else pages: each   |
+// |                      | object trimmed to what is judged as it arrives, kube/list-watch)|
 // | --observe D (D ≥ grace) | watches for D, then judges on this reader's clock           |
 // | --watch              | watches until interrupted, reprinting when a verdict changes   |
 //
@@ -33,7 +35,7 @@ import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
-import { Informer, kubeListWatch, listAll, type ListWatchSource } from '../kube/list-watch.ts';
+import { Informer, kubeListWatch, readAll, type ListWatchSource } from '../kube/list-watch.ts';
 import type { LabelSelector } from './label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { renderJson, renderTable, type ReportContext } from './fleet-report.ts';
@@ -163,9 +165,11 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
     };
 
     if (ctx.basis === 'wall-clock') {
-      const [leaseItems, nodeItems] = await Promise.all([listAll(leases, abort.signal), listAll(nodes, abort.signal)]);
-      for (const n of nodeItems) view.nodeEvent({ type: 'upsert', key: n.metadata.name ?? '', value: nodeRecord(n), previous: undefined });
-      for (const l of leaseItems) view.leaseEvent({ type: 'upsert', key: l.metadata.name ?? '', value: leaseRenewMicros(l), previous: undefined });
+      // Each object is trimmed to what the judgement reads as it arrives, and dropped.
+      await Promise.all([
+        readAll(leases, abort.signal, (l) => view.leaseEvent({ type: 'upsert', key: l.metadata.name ?? '', value: leaseRenewMicros(l), previous: undefined })),
+        readAll(nodes, abort.signal, (n) => view.nodeEvent({ type: 'upsert', key: n.metadata.name ?? '', value: nodeRecord(n), previous: undefined })),
+      ]);
       return await result(view.readings(options));
     }
 
