@@ -18,13 +18,15 @@
 // path (kube-config.ts, target-auth.ts) does what KubeConfig's in-cluster path did: the server
 // from the environment, the service account's CA, its token file re-read every 60 s and after a
 // 401. A kubeconfig file, even one that turns out to define nothing, still goes through
-// KubeConfig (load-kubeconfig.ts), which is imported only then.
+// KubeConfig (load-kubeconfig.ts), which is imported only then, and without the generated API
+// it never uses (client-node-narrow.ts).
 //
 // Failure modes: as load-kubeconfig.ts's and kube-config.ts's, a KubeConfigError naming what is
 // missing or wrong.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../clock/clock.ts';
+import { narrowClientNode } from './client-node-narrow.ts';
 import type { KubeAuth } from './kube-auth.ts';
 import { loadInCluster, SERVICE_ACCOUNT_DIR } from './kube-config.ts';
 import { targetAuth } from './target-auth.ts';
@@ -78,6 +80,7 @@ export async function readerAuth(o: ReaderAuthOptions): Promise<KubeAuth> {
   if (chooseReaderCredentials({ ...o, serviceAccountDir, exists }) === 'in-cluster') {
     return targetAuth(loadInCluster({ env: o.env, serviceAccountDir }), { clock: o.clock, maxSockets: READER_MAX_SOCKETS });
   }
+  narrowClientNode();
   const [{ loadKubeconfig }, { kubeConfigAuth }] = await Promise.all([import('./load-kubeconfig.ts'), import('./kubeconfig-auth.ts')]);
   return kubeConfigAuth(loadKubeconfig({ kubeconfig: o.kubeconfig, context: o.context, env: o.env, homeDir: o.homeDir, serviceAccountDir }));
 }
