@@ -16,7 +16,8 @@
 //   all                     up, load, readers, cost, down; the report at the end
 //   down                    everything up made, gone
 //
-// Options for every measuring command: --json FILE writes the figures as JSON. The report goes to
+// Options for every measuring command: --json FILE writes the figures as JSON; --cli FILE measures
+// another build of the CLI (its dist/src/cli/main.js), to measure one change alone. The report goes to
 // stdout, progress to stderr. Needs root (cgroups, a private mount namespace for the controller),
 // openssl, Go (the kubelet simulator) and the test cluster's binaries (built on first use).
 //
@@ -43,7 +44,7 @@ import { measureController, measureFleet, type ControllerRun, type FleetRun } fr
 import { readScaleState, scaleDown, scaleUp, type ScaleState } from '../test/scale/scale-control-plane.ts';
 import { NODE_24 } from '../test/support/agent-process.ts';
 
-const USAGE = 'usage: npm run scale:cluster -- up | load [--nodes N] | readers [--renewing N] [--minutes M] [--fleet-runs R] | cost [--agents N] [--window S] | all | down  [--json FILE]';
+const USAGE = 'usage: npm run scale:cluster -- up | load [--nodes N] | readers [--renewing N] [--minutes M] [--fleet-runs R] | cost [--agents N] [--window S] | all | down  [--json FILE] [--cli FILE]';
 const clock = new SystemClock();
 const t0 = clock.monotonicMs();
 const log = (line: string): void => {
@@ -60,6 +61,7 @@ interface Options {
   readonly fleetRuns: number;
   readonly windowS: number;
   readonly json: string | undefined;
+  readonly cli: string | undefined;
 }
 
 function stateOrThrow(): ScaleState {
@@ -149,10 +151,11 @@ async function readers(o: Options): Promise<ReadersReport> {
   const fleet = await startFleet(state, Math.min(o.renewing, nodes), nodes);
   const api = apiOf(state, 4);
   try {
-    const controller = await measureController({ state, api, shippedArgs: controllerArgs, nodes, steadyMs: o.minutes * 60_000, clock, log });
+    const main = o.cli === undefined ? {} : { main: o.cli };
+    const controller = await measureController({ state, api, shippedArgs: controllerArgs, nodes, steadyMs: o.minutes * 60_000, clock, log, ...main });
     const runs: FleetRun[] = [];
     for (let i = 0; i < o.fleetRuns; i++) {
-      const run = await measureFleet({ kubeconfig: state.kubeconfig, clock });
+      const run = await measureFleet({ kubeconfig: state.kubeconfig, clock, ...main });
       log(`nodepulse fleet -o json: exit ${run.exitCode} after ${run.wallMs.toFixed(0)} ms, peak RSS ${run.peakRssMiB.toFixed(1)} MiB, ${run.fresh}/${run.judged} fresh${run.error === undefined ? '' : `: ${run.error}`}`);
       runs.push(run);
     }
@@ -228,6 +231,7 @@ async function main(argv: readonly string[]): Promise<number> {
         'fleet-runs': { type: 'string', default: '3' },
         window: { type: 'string', default: '60' },
         json: { type: 'string' },
+        cli: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -250,7 +254,7 @@ async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${[...bad, USAGE].join('\n')}\n`);
     return 2;
   }
-  const o: Options = { ...(values as { nodes: number; renewing: number; agents: number; minutes: number; fleetRuns: number; windowS: number }), json: parsed.values.json };
+  const o: Options = { ...(values as { nodes: number; renewing: number; agents: number; minutes: number; fleetRuns: number; windowS: number }), json: parsed.values.json, cli: parsed.values.cli };
   const report: Record<string, unknown> = {};
   const finish = (markdown: string): void => {
     process.stdout.write(markdown);

@@ -59,6 +59,8 @@ export async function measureController(options: {
   readonly log: (line: string) => void;
   /** Extra environment for the controller process (e.g. NODE_OPTIONS for an experiment). */
   readonly env?: Readonly<Record<string, string>>;
+  /** The built CLI to run; this checkout's dist/ by default (another build, to measure a change alone). */
+  readonly main?: string;
 }): Promise<ControllerRun> {
   const { state, api, clock, log } = options;
   // A fresh election: a lease left by an earlier run would make this one wait for it to expire.
@@ -68,7 +70,7 @@ export async function measureController(options: {
   mkdirSync(saDir, { recursive: true });
   const account = writeServiceAccount(saDir, { server: state.server, ca: state.caPem, token: await controllerToken(api), namespace: AGENT_NAMESPACE });
   const args = [...options.shippedArgs.filter((a) => !a.startsWith('--http-address')), `--http-address=${SCALE_ADDRESS}:0`];
-  const command = inPodCommand(account, NODE_24, [AGENT_MAIN, 'controller', ...args]);
+  const command = inPodCommand(account, NODE_24, [options.main ?? AGENT_MAIN, 'controller', ...args]);
   const started = clock.monotonicMs();
   const child = spawn(command.file, command.args, {
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -142,11 +144,11 @@ export interface FleetRun {
 }
 
 /** One `nodepulse fleet -o json` with the admin's kubeconfig, as the header says. */
-export async function measureFleet(options: { readonly kubeconfig: string; readonly clock: Clock; readonly env?: Readonly<Record<string, string>> }): Promise<FleetRun> {
+export async function measureFleet(options: { readonly kubeconfig: string; readonly clock: Clock; readonly env?: Readonly<Record<string, string>>; readonly main?: string }): Promise<FleetRun> {
   const { clock } = options;
   const started = clock.monotonicMs();
   const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile('/usr/bin/time', ['-f', 'peakKiB=%M', NODE_24, AGENT_MAIN, 'fleet', '--kubeconfig', options.kubeconfig, '-o', 'json'], {
+    execFile('/usr/bin/time', ['-f', 'peakKiB=%M', NODE_24, options.main ?? AGENT_MAIN, 'fleet', '--kubeconfig', options.kubeconfig, '-o', 'json'], {
       maxBuffer: 256 * 1024 * 1024,
       timeout: 300_000,
       env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...options.env },
