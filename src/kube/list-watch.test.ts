@@ -223,7 +223,29 @@ test('informer, streaming: a server that refuses it gets pages, for good', async
   assert.ok(informer.synced);
 });
 
-test('readAll: each object of the streaming list up to its bookmark, and nothing after; pages where refused; an early end is an error', async () => {
+test('informer, streaming: a stream that fails before its first event (a cache behind etcd: 504) gets pages at once, this time', async (t) => {
+  const clock = new ManualClock();
+  const source = streamingSource([{ events: [], end: 'fail' }]);
+  const asked: number[] = [];
+  const informer = new Informer<Thing, string>({
+    source, clock, project: (o) => o.metadata.resourceVersion ?? '',
+    retry: (failures) => {
+      asked.push(failures);
+      return 1_000;
+    },
+  });
+  const abort = new AbortController();
+  const running = informer.run(abort.signal);
+  t.after(async () => {
+    abort.abort();
+    await running;
+  });
+  await flushMicrotasks();
+  assert.deepEqual(source.calls, ['stream', 'list', 'watch 7'], 'a paged LIST at once (no wait), then a watch from its resourceVersion');
+  assert.deepEqual([[...informer.store], informer.synced, asked], [[['paged', '7']], true, []], 'synced from the pages; not counted as a failure');
+});
+
+test('readAll: each object of the streaming list up to its bookmark, and nothing after; pages where refused or failed before its first event; an early end is an error', async () => {
   const seen: string[] = [];
   const streamed = streamingSource([{ events: [added('a', '2'), added('b', '3'), initialEnd('4'), added('late', '5')], end: 'hang' }]);
   await readAll(streamed, new AbortController().signal, (o) => seen.push(o.metadata.name ?? ''));
@@ -237,4 +259,12 @@ test('readAll: each object of the streaming list up to its bookmark, and nothing
 
   const cut = streamingSource([{ events: [added('a', '2')], end: 'clean' }]);
   await assert.rejects(readAll(cut, new AbortController().signal, () => undefined), /^Error: \/things: the streaming list ended before its initial events did$/);
+
+  const unstarted: string[] = [];
+  const failedFirst = streamingSource([{ events: [], end: 'fail' }]);
+  await readAll(failedFirst, new AbortController().signal, (o) => unstarted.push(o.metadata.name ?? ''));
+  assert.deepEqual([unstarted, failedFirst.calls], [['paged'], ['stream', 'list']], 'failed before its first event: pages');
+
+  const broke = streamingSource([{ events: [added('a', '2')], end: 'fail' }]);
+  await assert.rejects(readAll(broke, new AbortController().signal, () => undefined), /^Error: stream broke$/, 'failed after an object: an error, not a second reading on top');
 });

@@ -12,6 +12,10 @@
 // | the server refuses the streaming list (400, 403,| LISTs in pages of 500 instead, for the rest of |
 // | or 422: WatchList off, before 1.32's default)   | its life, then WATCHes from the list's         |
 // |                                                 | resourceVersion                                |
+// | the streaming list fails before its first event | LISTs in pages of 500 at once, this time only, |
+// | (an error answer or ERROR event: a watch cache  | as client-go's reflector falls back to a LIST  |
+// | more than 3 s behind etcd answers 504 "Too large| ("making progress is better than deadlocking") |
+// | resource version"; 429, 5xx)                    |                                                |
 // | ADDED / MODIFIED / DELETED                      | updates the store, calls onEvent               |
 // | BOOKMARK                                        | remembers the resourceVersion only             |
 // | the watch ends cleanly (server timeoutSeconds)  | watches again from the last resourceVersion    |
@@ -106,6 +110,11 @@ export class WatchExpiredError extends Error {
 /** The server refused a streaming list (WatchList off, or RBAC allows list but not watch). */
 export class StreamingListRefusedError extends Error {
   readonly code = 'streaming_list_refused';
+}
+
+/** A streaming list failed before its first event (see the header): list in pages this time. */
+class StreamNotStartedError extends Error {
+  readonly code = 'streaming_list_not_started';
 }
 
 /** Whether a BOOKMARK ends a streaming list's initial events. */
@@ -246,10 +255,16 @@ export class Informer<T extends KubeObject, S> {
           try {
             rv = await this.#streamingList(signal, listed);
           } catch (err) {
-            if (!(err instanceof StreamingListRefusedError) || signal.aborted) throw err;
-            streaming = false;
-            this.#o.logger?.info({ source: this.#o.source.what, err }, 'Streaming list refused: listing in pages');
-            continue;
+            if (signal.aborted) throw err;
+            if (err instanceof StreamingListRefusedError) {
+              streaming = false;
+              this.#o.logger?.info({ source: this.#o.source.what, err }, 'Streaming list refused: listing in pages');
+              continue;
+            }
+            if (!(err instanceof StreamNotStartedError)) throw err;
+            this.#o.logger?.info({ source: this.#o.source.what, err: err.cause }, 'Streaming list failed before its first event: listing in pages');
+            rv = await this.#relist(signal);
+            listed();
           }
         } else {
           rv = await this.#relist(signal);
@@ -292,23 +307,30 @@ export class Informer<T extends KubeObject, S> {
     this.#watches++;
     const seen = new Set<string>();
     let initial = true;
+    let started = false;
     let rv = '';
-    await watchList(signal, (event) => {
-      const next = event.object.metadata.resourceVersion;
-      if (initial) {
-        if (endsInitialEvents(event)) {
-          initial = false;
-          this.#listed(seen);
-          listed();
+    try {
+      await watchList(signal, (event) => {
+        started = true;
+        const next = event.object.metadata.resourceVersion;
+        if (initial) {
+          if (endsInitialEvents(event)) {
+            initial = false;
+            this.#listed(seen);
+            listed();
+          } else if (event.type !== 'BOOKMARK') {
+            seen.add(this.#key(event.object));
+            this.#apply(event);
+          }
         } else if (event.type !== 'BOOKMARK') {
-          seen.add(this.#key(event.object));
           this.#apply(event);
         }
-      } else if (event.type !== 'BOOKMARK') {
-        this.#apply(event);
-      }
-      if (next !== undefined && next !== '') rv = next;
-    });
+        if (next !== undefined && next !== '') rv = next;
+      });
+    } catch (err) {
+      if (started || signal.aborted || err instanceof StreamingListRefusedError || err instanceof WatchExpiredError) throw err;
+      throw new StreamNotStartedError(`${this.#o.source.what}: the streaming list failed before its first event`, { cause: err });
+    }
     if (initial) throw new Error(`${this.#o.source.what}: the streaming list ended before its initial events did`);
     return rv;
   }
@@ -380,7 +402,8 @@ async function listPages<T extends KubeObject>(source: ListWatchSource<T>, signa
 /**
  * Every object of the collection as it is now, handed to `onItem` one at a time so the caller
  * keeps only what it needs (for a reader that judges a single listing): the streaming list, cut
- * at its initial-events-end bookmark, where the server serves it; pages otherwise.
+ * at its initial-events-end bookmark, where the server serves it; pages where it refuses it or
+ * fails it before its first event.
  */
 export async function readAll<T extends KubeObject>(source: ListWatchSource<T>, signal: AbortSignal, onItem: (item: T) => void): Promise<void> {
   const watchList = source.watchList;
@@ -389,8 +412,10 @@ export async function readAll<T extends KubeObject>(source: ListWatchSource<T>, 
     const stop = (): void => done.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });
     let complete = false;
+    let started = false;
     try {
       await watchList(done.signal, (event) => {
+        started = true;
         if (complete) return;
         if (endsInitialEvents(event)) {
           complete = true;
@@ -403,7 +428,8 @@ export async function readAll<T extends KubeObject>(source: ListWatchSource<T>, 
       return;
     } catch (err) {
       if (complete) return;
-      if (!(err instanceof StreamingListRefusedError) || signal.aborted) throw err;
+      // Refused, or failed before its first event (see the header): pages, as the informer does.
+      if (signal.aborted || (started && !(err instanceof StreamingListRefusedError))) throw err;
     } finally {
       signal.removeEventListener('abort', stop);
     }
