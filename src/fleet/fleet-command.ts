@@ -167,8 +167,10 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
     if (ctx.basis === 'wall-clock') {
       // Each object is trimmed to what the judgement reads as it arrives, and dropped.
       await Promise.all([
-        readAll(leases, abort.signal, (l) => view.leaseEvent({ type: 'upsert', key: l.metadata.name ?? '', value: leaseRenewMicros(l), previous: undefined })),
-        readAll(nodes, abort.signal, (n) => view.nodeEvent({ type: 'upsert', key: n.metadata.name ?? '', value: nodeRecord(n), previous: undefined })),
+        readAll(leases, abort.signal, (l) => view.leaseEvent({ type: 'upsert', key: l.metadata.name ?? '', value: leaseRenewMicros(l), previous: undefined }),
+          (name) => view.leaseEvent({ type: 'delete', key: name, previous: undefined })),
+        readAll(nodes, abort.signal, (n) => view.nodeEvent({ type: 'upsert', key: n.metadata.name ?? '', value: nodeRecord(n), previous: undefined }),
+          (name) => { const previous = view.nodes.get(name); if (previous !== undefined) view.nodeEvent({ type: 'delete', key: name, previous }); }),
       ]);
       return await result(view.readings(options));
     }

@@ -12,10 +12,11 @@
 // | the server refuses the streaming list (400, 403,| LISTs in pages of 500 instead, for the rest of |
 // | or 422: WatchList off, before 1.32's default)   | its life, then WATCHes from the list's         |
 // |                                                 | resourceVersion                                |
-// | the streaming list fails before its first event | LISTs in pages of 500 at once, this time only, |
-// | (an error answer or ERROR event: a watch cache  | as client-go's reflector falls back to a LIST  |
-// | more than 3 s behind etcd answers 504 "Too large| ("making progress is better than deadlocking") |
-// | resource version"; 429, 5xx)                    |                                                |
+// | the streaming list fails before its initial     | LISTs in pages of 500 at once, this time only  |
+// | events end (an error answer or ERROR event: a   | (the listing is complete: what it lacks is     |
+// | watch cache more than 3 s behind etcd answers   | removed), as client-go's reflector falls back  |
+// | 504 "Too large resource version"; a stream the  | to a LIST ("making progress is better than     |
+// | server closes before the bookmark; 429, 5xx)    | deadlocking")                                  |
 // | ADDED / MODIFIED / DELETED                      | updates the store, calls onEvent               |
 // | BOOKMARK                                        | remembers the resourceVersion only             |
 // | the watch ends cleanly (server timeoutSeconds)  | watches again from the last resourceVersion    |
@@ -112,9 +113,9 @@ export class StreamingListRefusedError extends Error {
   readonly code = 'streaming_list_refused';
 }
 
-/** A streaming list failed before its first event (see the header): list in pages this time. */
-class StreamNotStartedError extends Error {
-  readonly code = 'streaming_list_not_started';
+/** A streaming list failed before its initial events ended (see the header): list in pages this time. */
+class StreamIncompleteError extends Error {
+  readonly code = 'streaming_list_incomplete';
 }
 
 /** Whether a BOOKMARK ends a streaming list's initial events. */
@@ -261,8 +262,8 @@ export class Informer<T extends KubeObject, S> {
               this.#o.logger?.info({ source: this.#o.source.what, err }, 'Streaming list refused: listing in pages');
               continue;
             }
-            if (!(err instanceof StreamNotStartedError)) throw err;
-            this.#o.logger?.info({ source: this.#o.source.what, err: err.cause }, 'Streaming list failed before its first event: listing in pages');
+            if (!(err instanceof StreamIncompleteError)) throw err;
+            this.#o.logger?.info({ source: this.#o.source.what, err: err.cause }, 'Streaming list failed before its initial events ended: listing in pages');
             rv = await this.#relist(signal);
             listed();
           }
@@ -307,11 +308,9 @@ export class Informer<T extends KubeObject, S> {
     this.#watches++;
     const seen = new Set<string>();
     let initial = true;
-    let started = false;
     let rv = '';
     try {
       await watchList(signal, (event) => {
-        started = true;
         const next = event.object.metadata.resourceVersion;
         if (initial) {
           if (endsInitialEvents(event)) {
@@ -327,11 +326,11 @@ export class Informer<T extends KubeObject, S> {
         }
         if (next !== undefined && next !== '') rv = next;
       });
+      if (initial) throw new Error(`${this.#o.source.what}: the streaming list ended before its initial events did`);
     } catch (err) {
-      if (started || signal.aborted || err instanceof StreamingListRefusedError || err instanceof WatchExpiredError) throw err;
-      throw new StreamNotStartedError(`${this.#o.source.what}: the streaming list failed before its first event`, { cause: err });
+      if (!initial || signal.aborted || err instanceof StreamingListRefusedError || err instanceof WatchExpiredError) throw err;
+      throw new StreamIncompleteError(`${this.#o.source.what}: the streaming list failed before its initial events ended`, { cause: err });
     }
-    if (initial) throw new Error(`${this.#o.source.what}: the streaming list ended before its initial events did`);
     return rv;
   }
 
@@ -402,25 +401,29 @@ async function listPages<T extends KubeObject>(source: ListWatchSource<T>, signa
 /**
  * Every object of the collection as it is now, handed to `onItem` one at a time so the caller
  * keeps only what it needs (for a reader that judges a single listing): the streaming list, cut
- * at its initial-events-end bookmark, where the server serves it; pages where it refuses it or
- * fails it before its first event.
+ * at its initial-events-end bookmark, where the server serves it; pages where it refuses it, or
+ * where it fails before its initial events end. In that last case the objects already handed
+ * over are handed again from the pages, and `onGone` is told the name of each one the pages no
+ * longer hold (deleted in between), so the caller ends with exactly the pages' listing.
  */
-export async function readAll<T extends KubeObject>(source: ListWatchSource<T>, signal: AbortSignal, onItem: (item: T) => void): Promise<void> {
+export async function readAll<T extends KubeObject>(
+  source: ListWatchSource<T>, signal: AbortSignal, onItem: (item: T) => void, onGone: (name: string) => void = () => {},
+): Promise<void> {
   const watchList = source.watchList;
+  const streamed = new Set<string>();
   if (watchList !== undefined) {
     const done = new AbortController();
     const stop = (): void => done.abort(signal.reason);
     signal.addEventListener('abort', stop, { once: true });
     let complete = false;
-    let started = false;
     try {
       await watchList(done.signal, (event) => {
-        started = true;
         if (complete) return;
         if (endsInitialEvents(event)) {
           complete = true;
           done.abort(new Error('initial events complete'));
         } else if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+          streamed.add(event.object.metadata.name ?? '');
           onItem(event.object);
         }
       });
@@ -428,11 +431,16 @@ export async function readAll<T extends KubeObject>(source: ListWatchSource<T>, 
       return;
     } catch (err) {
       if (complete) return;
-      // Refused, or failed before its first event (see the header): pages, as the informer does.
-      if (signal.aborted || (started && !(err instanceof StreamingListRefusedError))) throw err;
+      if (signal.aborted) throw err;
+      // Refused, or failed before its initial events ended (see the header): pages, as the informer does.
     } finally {
       signal.removeEventListener('abort', stop);
     }
   }
-  await listPages(source, signal, onItem);
+  const paged = new Set<string>();
+  await listPages(source, signal, (item) => {
+    paged.add(item.metadata.name ?? '');
+    onItem(item);
+  });
+  for (const name of streamed) if (!paged.has(name)) onGone(name);
 }

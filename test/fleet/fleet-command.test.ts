@@ -161,7 +161,7 @@ test('fleet: an API that answers with an error is exit 3, not a verdict', async 
   const c = capture();
   const code = await runFleet(['--kubeconfig', f.kubeconfig], { ...c.io, env: {} });
   assert.equal(code, EXIT_API_FAILED);
-  assert.match(c.err.join(''), /^nodepulse fleet: WATCH \/\S+ \(streaming list\): HTTP 401 Unauthorized: Unauthorized\n$/);
+  assert.match(c.err.join(''), /^nodepulse fleet: LIST \/\S+: HTTP 401 Unauthorized: Unauthorized\n$/, 'refused on the streaming list, then on the pages it falls back to');
   assert.deepEqual(c.out, []);
 });
 
