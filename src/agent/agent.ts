@@ -142,6 +142,7 @@ export class Agent {
           nodeName: config.nodeName,
           runtimeHealth: () => this.runtimeHealth(),
           thresholdMs: config.relistThresholdMs,
+          periodMs: config.relistPeriodMs,
           refreshMs: config.conditionRefreshMs,
           logger: logger.child({ loop: 'condition' }),
         })
@@ -185,7 +186,7 @@ export class Agent {
         runLoop((s) => condition.tick(s), {
           clock,
           heartbeat: this.#beats.condition,
-          periodMs: config.leaseRecheckMs,
+          periodMs: config.relistPeriodMs,
           signal,
           onError: onError('condition'),
         }),

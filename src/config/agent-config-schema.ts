@@ -54,8 +54,8 @@
 // Together these keep the idle window above the longest wait any loop can choose between two
 // ticks: the relister's period, the lease loop's jittered renew interval, its recheck and its
 // wait after a failure (cut to the renew interval, lease/backoff.ts), the Status poller's period,
-// and the condition loop's recheck and backoff. A loop that waits as long as it chose must never
-// read as Stalled, or /livez gets a healthy agent restarted.
+// and the condition loop's period (the relist period) and backoff. A loop that waits as long as
+// it chose must never read as Stalled, or /livez gets a healthy agent restarted.
 //
 // A new cross-field rule is one more entry of CROSS_FIELD_RULES (cross-field-rules.ts): the key
 // its line is about, when it holds, its rule text and the value its line shows.
