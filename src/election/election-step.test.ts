@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { casesOf, designTable } from '../../test/support/design-tables.ts';
+import { KubeApiError, type KubeApiErrorCode } from '../kube/kube-api-error.ts';
 import type { LeaseSpec } from '../kube/kube-types.ts';
 import {
+  failedWrite,
+  type ElectionWrite,
   afterWrite,
   decideElectionStep,
   leadsAt,
@@ -259,3 +263,35 @@ test('election step: a holder renewing every retryPeriod is never taken over; on
 test('election step: a clean stop releases the lease: holder "", 1 s duration, stamped now, transitions kept', () => {
   assert.deepEqual(releasedSpec(MINE, STAMP), { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: STAMP, renewTime: STAMP, leaseTransitions: 3 });
 });
+
+// failedWrite's table, read from docs/design.md ("Whether a failed write lost the race", under
+// "Leader election"): each row's writes meet each row's answers, and count as the row says.
+const apiError = (code: KubeApiErrorCode, status: number, reason: string): KubeApiError =>
+  new KubeApiError(code, `${status} ${reason}`, { status, reason, what: 'PUT leases nodepulse/nodepulse-controller' });
+const OTHER_ANSWERS: readonly unknown[] = [
+  apiError('unavailable', 503, 'ServiceUnavailable'),
+  apiError('unavailable', 0, 'timeout'),
+  apiError('invalid', 422, 'Invalid'),
+  apiError('forbidden', 403, 'Forbidden'),
+  apiError('too_many_requests', 429, 'TooManyRequests'),
+  new Error('socket hang up'),
+];
+const PUTS: readonly ElectionWrite[] = ['renew', 'take-over'];
+const LOST_RACE: Readonly<Record<string, ReadonlyArray<readonly [ElectionWrite, unknown]>>> = {
+  'create (POST) | 409 AlreadyExists': [['create', apiError('already_exists', 409, 'AlreadyExists')]],
+  'create (POST) | 409 Conflict': [['create', apiError('conflict', 409, 'Conflict')]],
+  'renew, take-over (PUT with resourceVersion) | 409 Conflict': PUTS.map((w) => [w, apiError('conflict', 409, 'Conflict')] as const),
+  'renew, take-over (PUT with resourceVersion) | 404 NotFound': PUTS.map((w) => [w, apiError('not_found', 404, 'NotFound')] as const),
+  'any | any other error, or no answer (a timeout)': [
+    ...(['create', 'renew', 'take-over'] as const).flatMap((w) => OTHER_ANSWERS.map((e) => [w, e] as const)),
+    ['create', apiError('not_found', 404, 'NotFound')],
+    ...PUTS.map((w) => [w, apiError('already_exists', 409, 'AlreadyExists')] as const),
+  ],
+};
+
+for (const { key, expected, case: writes } of casesOf(designTable('Leader election', 'the write'), 2, LOST_RACE)) {
+  const counts = (expected[0] ?? '').split(':')[0];
+  test(`election step: a failed write: ${key} → ${counts}`, () => {
+    for (const [write, err] of writes) assert.equal(failedWrite(write, err), counts, `${write}: ${err instanceof Error ? err.message : String(err)}`);
+  });
+}

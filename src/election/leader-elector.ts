@@ -27,12 +27,13 @@ import { formatMicroTime } from '../kube/meta-time.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import type { Logger } from '../log/logger.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../kube/kube-api-error.ts';
+import { isNotFound } from '../kube/kube-api-error.ts';
 import type { Lease } from '../kube/kube-types.ts';
 import {
   afterWrite,
   beliefEndsAtMs,
   decideElectionStep,
+  failedWrite,
   leadsAt,
   observeRecord,
   releasedSpec,
@@ -255,13 +256,12 @@ export class LeaderElector implements TermOwner {
         written = await this.#api.replaceLease(this.namespace, this.name, { ...current, metadata, spec: step.spec }, { signal });
       }
     } catch (err) {
-      // Lost the race: someone wrote between our read and our write (or created it first).
-      const lostRace = step.action === 'create' ? isAlreadyExists(err) || isConflict(err) : isConflict(err) || isNotFound(err);
-      const after = afterWrite(lostRace ? 'conflict' : 'failed', sentAtMs, this.#lastWriteOkMs);
+      const outcome = failedWrite(step.action, err);
+      const after = afterWrite(outcome, sentAtMs, this.#lastWriteOkMs);
       if (after.endsBelief !== undefined) this.#endBelief(after.endsBelief);
       if (after.reread) this.#observed = undefined;
       this.#lastWriteOkMs = after.lastWriteOkMs;
-      if (!lostRace) throw err; // the loop logs it and retries after its jittered period
+      if (outcome === 'failed') throw err; // the loop logs it and retries after its jittered period
       return this.#nextDelay(after);
     }
     const after = afterWrite('ok', sentAtMs, this.#lastWriteOkMs);
