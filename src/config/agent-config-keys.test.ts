@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { casesOf, designTable } from '../../test/support/design-tables.ts';
 import { DEFAULT_MONITOR_PERIOD_MS } from '../controller/fleet-controller.ts';
-import { parseControllerFlags } from '../controller/controller-command.ts';
+import { parseControllerFlags } from '../cli/controller-command.ts';
 import { DEFAULT_GRACE_MS } from '../fleet/fleet-view.ts';
 import { LEASE_LABELS } from '../lease/lease-writer.ts';
 import { RENEW_FRACTION, RENEW_JITTER } from '../lease/node-lease.ts';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse } from 'yaml';
 import { parseDuration } from '../../src/config/duration.ts';
-import { parseControllerFlags } from '../../src/controller/controller-command.ts';
+import { parseControllerFlags } from '../../src/cli/controller-command.ts';
 import { validateElectionTimings } from '../../src/election/leader-elector.ts';
 import { agentInvocation, printConfig, runBuiltAgent } from './built-agent.ts';
 import { CHART_DIR, helmRunner, only } from './render.ts';

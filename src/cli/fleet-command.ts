@@ -33,18 +33,18 @@ import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, listAll, type ListWatchSource } from '../kube/list-watch.ts';
-import type { LabelSelector } from './label-selector.ts';
+import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
-import { renderJson, renderTable, type ReportContext } from './fleet-report.ts';
+import { renderJson, renderTable, type ReportContext } from '../fleet/fleet-report.ts';
 import {
   AGENT_LEASE_SELECTOR,
   FleetView,
   leaseRenewMicros,
   nodeRecord,
-} from './fleet-view.ts';
-import type { NodeReadiness } from './readiness.ts';
-import { summarizeFleet } from './readiness.ts';
-import type { CommandIo } from '../cli/command-io.ts';
+} from '../fleet/fleet-view.ts';
+import type { NodeReadiness } from '../fleet/readiness.ts';
+import { summarizeFleet } from '../fleet/readiness.ts';
+import type { CommandIo } from './command-io.ts';
 
 const FLEET_SPECS: readonly FlagSpec[] = [
   valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),

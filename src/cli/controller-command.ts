@@ -9,7 +9,7 @@
 // Exit codes: 0 after a clean stop, 1 when it cannot start (kubeconfig, port), 2 bad flags.
 //
 // Flags: the grammar of every command (config/flag-grammar.ts); the reader flags are the ones
-// `fleet` takes (fleet/reader-flags.ts). The election's timing rules are checked here, as
+// `fleet` takes (cli/reader-flags.ts). The election's timing rules are checked here, as
 // cross-field rules, before the elector checks them again on construction.
 import type { Server } from 'node:http';
 import { hostname } from 'node:os';
@@ -33,19 +33,19 @@ import {
 } from '../election/leader-elector.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
+import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { createLogger, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import { http } from '../node-http.ts';
-import type { DaemonSetObject } from './agent-rollout.ts';
-import { createControllerMetrics } from './controller-metrics.ts';
-import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.ts';
-import { markerApi, NodeMarker, SILENT_TAINT_KEY } from './node-marker.ts';
-import { TokenBucket } from './token-bucket.ts';
-import type { CommandIo } from '../cli/command-io.ts';
+import type { DaemonSetObject } from '../controller/agent-rollout.ts';
+import { createControllerMetrics } from '../controller/controller-metrics.ts';
+import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from '../controller/fleet-controller.ts';
+import { markerApi, NodeMarker, SILENT_TAINT_KEY } from '../controller/node-marker.ts';
+import { TokenBucket } from '../controller/token-bucket.ts';
+import type { CommandIo } from './command-io.ts';
 
 /** The agent DaemonSet's default name: what deploy/base and the chart's default release install. */
 const DEFAULT_AGENT_DAEMONSET = 'nodepulse';
