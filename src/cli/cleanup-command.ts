@@ -46,7 +46,7 @@ import { z } from 'zod/v3';
 import type { CommandIo } from './command-io.ts';
 import type { Clock } from '../clock/clock.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, type CommandDefinition } from '../config/command-flags.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, goBool, text } from '../config/value-schemas.ts';
 import { SILENT_TAINT_KEY } from '../controller/node-marker.ts';

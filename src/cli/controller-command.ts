@@ -18,7 +18,7 @@ import { z } from 'zod/v3';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
 import type { Env } from '../config/parse-settings.ts';
 import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { address, dnsLabel, dnsSubdomain, duration, fail, goBool, logLevel, text } from '../config/value-schemas.ts';

@@ -17,7 +17,7 @@
 // Failure modes: readerClient() throws the KubeConfigError of a kubeconfig that cannot work (the
 // command exits 2 on it); anything else it throws is a failure to start (exit 1).
 import type { CommandIo } from './command-io.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, filePath, text, type Timed } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';

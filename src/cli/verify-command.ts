@@ -17,7 +17,7 @@ import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import type { CommandIo } from './command-io.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition } from '../config/command-flags.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, filePath, text } from '../config/value-schemas.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { casesOf, designTable } from '../../test/support/design-tables.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { desiredCondition, sameState } from './desired-condition.ts';
 

@@ -24,7 +24,7 @@
 //
 // The state of the condition is (status, reason). The message goes with a change of state and
 // is not a state of its own, so the Healthy message carries no age that would go stale.
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 
 /** Not NPD's ContainerRuntimeUnhealthy: NPD writes that type on many clusters. */

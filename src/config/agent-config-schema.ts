@@ -70,7 +70,7 @@ import { z } from 'zod/v3';
 import { MAX_BACKOFF_MS } from '../lease/backoff.ts';
 import type { LogLevel } from '../log/logger.ts';
 import { checkCrossFieldRules, longer, shorter, type CrossFieldRule } from './cross-field-rules.ts';
-import { formatDuration } from './duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import type { AgentConfigKey } from './agent-config-keys.ts';
 import { address, byteSize, dnsLabel, dnsSubdomain, duration, filePath, goBool, logLevel, text, unixSocketUrl, type Timed } from './value-schemas.ts';
 

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse } from 'yaml';
-import { parseDuration } from '../../src/config/duration.ts';
+import { parseDuration } from '../../src/clock/duration.ts';
 import { parseControllerFlags } from '../../src/cli/controller-command.ts';
 import { validateElectionTimings } from '../../src/election/leader-elector.ts';
 import { agentInvocation, printConfig, runBuiltAgent } from './built-agent.ts';
