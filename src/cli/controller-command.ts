@@ -2,7 +2,8 @@
 //
 // Every replica runs the election (election/leader-elector.ts); only the leader runs the
 // FleetController, once per term, with a fenced term. /metrics and /healthz are served by
-// every replica on --http-address. A signal stops it cleanly: belief ends, the leader task is
+// every replica on --http-address (controller/controller-server.ts), on the agent's bounded
+// server; /healthz fails when the election loop stalls (election/election-health.ts). A signal stops it cleanly: belief ends, the leader task is
 // aborted, the lease is released so a standby takes over at its next retry. SIGKILL leaves the
 // lease to expire.
 //
@@ -11,7 +12,6 @@
 // Flags: the grammar of every command (config/flag-grammar.ts); the reader flags are the ones
 // `fleet` takes (cli/reader-flags.ts). The election's timing rules are checked here, as
 // cross-field rules, before the elector checks them again on construction.
-import type { Server } from 'node:http';
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
@@ -31,6 +31,7 @@ import {
   LeaderElector,
   RETRY_JITTER,
 } from '../election/leader-elector.ts';
+import { electionHealthCheck } from '../election/election-health.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
@@ -39,9 +40,9 @@ import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
-import { http } from '../node-http.ts';
 import type { DaemonSetObject } from '../controller/agent-rollout.ts';
 import { createControllerMetrics } from '../controller/controller-metrics.ts';
+import { createControllerServer } from '../controller/controller-server.ts';
 import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from '../controller/fleet-controller.ts';
 import { markerApi, NodeMarker, SILENT_TAINT_KEY } from '../controller/node-marker.ts';
 import { TokenBucket } from '../controller/token-bucket.ts';
@@ -246,29 +247,11 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
   metrics.leading.reset();
   const collect = (): void => metrics.leading.set(elector.isLeader() ? 1 : 0);
 
-  const server: Server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
-      return;
-    }
-    if (path === '/metrics') {
-      collect();
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${String(err)}\n`),
-      );
-      return;
-    }
-    if (path === '/healthz') {
-      const beat = elector.heartbeat.snapshot();
-      const ok = beat.ended === undefined;
-      res
-        .writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(ok ? `ok: ${elector.isLeader() ? 'leading' : 'standby'}\n` : `election loop ended: ${beat.ended}\n`);
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+  const server = createControllerServer({
+    checks: () => [electionHealthCheck(elector.heartbeat.snapshot(), clock.monotonicMs(), elector.retryPeriodMs, elector.isLeader())],
+    collect,
+    registry,
+    onError: (err, path) => logger.error({ err, path }, 'HTTP handler failed'),
   });
   try {
     await new Promise<void>((resolve, reject) => {
