@@ -10,8 +10,8 @@
 // Exit codes: 0 after a clean stop, 1 when it cannot start (kubeconfig, port), 2 bad flags.
 //
 // Flags: the grammar of every command (config/flag-grammar.ts); the reader flags are the ones
-// `fleet` takes (cli/reader-flags.ts). The election's timing rules are checked here, as
-// cross-field rules, before the elector checks them again on construction.
+// `fleet` takes (cli/reader-flags.ts). The election's timing rules are the elector's own list
+// (ELECTION_TIMING_RULES), checked here with the flags' names before the elector is built.
 import { hostname } from 'node:os';
 import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
@@ -29,7 +29,7 @@ import {
   DEFAULT_RETRY_PERIOD_MS,
   ELECTION_LEASE_NAME,
   LeaderElector,
-  RETRY_JITTER,
+  ELECTION_TIMING_RULES,
 } from '../election/leader-elector.ts';
 import { electionHealthCheck } from '../election/election-health.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
@@ -133,17 +133,8 @@ const controllerFields = z.object({
 });
 type ControllerFields = z.output<typeof controllerFields>;
 
-/** The election's own rules (election/leader-elector.ts), and the monitor's against the grace. */
-const CONTROLLER_RULES: readonly CrossFieldRule<ControllerFields>[] = [
-  shorter('monitorPeriod', 'grace'),
-  shorter('leaderElectRenewDeadline', 'leaderElectLeaseDuration'),
-  {
-    key: 'leaderElectRetryPeriod',
-    holds: (f) => f.leaderElectRetryPeriod.ms * (1 + RETRY_JITTER) < f.leaderElectRenewDeadline.ms,
-    rule: (f) => `shorter than leaderElectRenewDeadline (${f.leaderElectRenewDeadline.text}) with ${RETRY_JITTER * 100}% jitter added`,
-    shown: (f) => f.leaderElectRetryPeriod.text,
-  },
-];
+/** The monitor's rule against the grace, and the election's own (election/leader-elector.ts). */
+const CONTROLLER_RULES: readonly CrossFieldRule<ControllerFields>[] = [shorter('monitorPeriod', 'grace'), ...ELECTION_TIMING_RULES];
 
 function toControllerFlags(f: ControllerFields): ControllerFlags {
   const reader = readerFlags(f);
