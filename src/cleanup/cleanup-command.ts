@@ -1,7 +1,9 @@
 // `nodepulse cleanup`: what an uninstall runs once the agents are gone. It removes the condition
 // RuntimeRelistUnhealthy from every Node's status and the taint nodepulse.io/agent-silent from
 // every Node's spec, and nothing else: a stale `True` left behind would keep remediation acting
-// on a node after nodepulse is gone.
+// on a node after nodepulse is gone. Then it deletes the Leases nodepulse wrote (the agents' and
+// the controller's election Lease), which no installer deletes: the agents create them, so Helm
+// and kubectl never knew them.
 //
 //   1. Wait until no pod matches --agent-selector in --agent-namespace (listed every 2 s): an
 //      agent still running, or still in its grace period, would write its condition back, and a
@@ -15,6 +17,11 @@
 //      failed request backing off (200 ms doubling to 5 s).
 //   3. List every Node again to verify; what still carries ours gets a second pass, and a third
 //      listing decides.
+//   4. List the Leases labelled nodepulse.io/role in (node-lease, leader-election) in the agent
+//      namespace (the controller's election Lease) and in --lease-namespace (the agents' Leases;
+//      the same namespace unless an install moved them), delete each (one already gone is fine),
+//      and list again to verify. Selected by label, never by namespace alone, so no other Lease
+//      there is touched.
 //
 // --timeout bounds the whole run (default 5m), waiting included: a hook that runs it must give
 // its Job at least that long. --dry-run lists the pods it would wait for and what it would
@@ -26,14 +33,15 @@
 // Exit codes (0, 2 and 3 as fleet's):
 // | code | meaning                                                                              |
 // |------|--------------------------------------------------------------------------------------|
-// | 0    | verified: no Node carries the condition or the taint (a dry run: listed, nothing done)|
+// | 0    | verified: no Node carries the condition or the taint, and no Lease of ours is left   |
+// |      | (a dry run: listed, nothing done)                                                    |
 // | 1    | not done: pods still matched when --timeout ran out (named), or Nodes still carry     |
-// |      | ours after the bounded attempts (named)                                              |
+// |      | ours, or Leases of ours remain, after the bounded attempts (named)                    |
 // | 2    | a flag or the kubeconfig is wrong (one line per problem, `key: value must be rule`)  |
 // | 3    | could not ask the API: unreachable, timed out, credentials refused, an error answer  |
 //
 // Permissions: list pods in the agent namespace; list and get nodes; patch nodes/status; patch
-// nodes (docs/install.md, "Uninstalling").
+// nodes; list and delete leases in the agent and the lease namespaces (docs/install.md, "Uninstalling").
 import { z } from 'zod/v3';
 import type { CommandIo } from '../cli/command-io.ts';
 import type { Clock } from '../clock/clock.ts';
@@ -42,6 +50,8 @@ import { formatDuration } from '../config/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, goBool, text } from '../config/value-schemas.ts';
 import { SILENT_TAINT_KEY } from '../controller/node-marker.ts';
+import { ELECTION_LABELS } from '../election/leader-elector.ts';
+import { LEASE_LABELS } from '../lease/lease-writer.ts';
 import { CONDITION_TYPE } from '../fleet/fleet-view.ts';
 import { parseLabelSelector, SelectorError } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape } from '../fleet/reader-flags.ts';
@@ -71,11 +81,14 @@ export const MAX_LISTINGS = 3;
 /** Names printed in one line at most; the rest are counted. */
 const MAX_NAMES_SHOWN = 20;
 const RETRY = exponentialBackoff({ initialMs: 200, maxMs: 5_000, jitter: 0.2 });
+/** The Leases nodepulse writes: every agent's node Lease, and the controller's election Lease. */
+export const OUR_LEASES_SELECTOR = `nodepulse.io/role in (${LEASE_LABELS['nodepulse.io/role']},${ELECTION_LABELS['nodepulse.io/role']})`;
 const JSON_PATCH = 'application/json-patch+json';
 
 const SPECS: readonly FlagSpec[] = [
   valueFlag('--agent-namespace', 'NAMESPACE', undefined, 'namespace of the agent pods (required)'),
   valueFlag('--agent-selector', 'SELECTOR', undefined, 'label selector of the pods to wait for: the agents, and the controller if it runs (required)'),
+  valueFlag('--lease-namespace', 'NAMESPACE', undefined, "namespace of the agents' Leases, deleted last with the controller's (default: the agent namespace)"),
   valueFlag('--timeout', 'DURATION', formatDuration(DEFAULT_TIMEOUT_MS), 'the longest the whole run may take, waiting included'),
   booleanFlag('--dry-run', 'list the pods it would wait for and what it would remove, and change nothing'),
   ...READER_FLAG_SPECS.filter((s) => s.flag === '--kubeconfig' || s.flag === '--context'),
@@ -85,15 +98,16 @@ const USAGE = `Usage: nodepulse cleanup --agent-namespace NAMESPACE --agent-sele
 
 Waits until no pod matches the selector in the namespace, then removes the Node condition
 ${CONDITION_TYPE} and the taint ${SILENT_TAINT_KEY} from every Node, and nothing else,
-and lists the Nodes again to verify.
+and lists the Nodes again to verify. Last, it deletes nodepulse's Leases (${OUR_LEASES_SELECTOR})
+in the agent and the lease namespaces, and lists them again to verify.
 
 Flags:
 ${flagsHelp(SPECS)}
 ${GRAMMAR_HELP}
 
 Exit codes:
-  0  no Node carries the condition or the taint (verified by a fresh listing)
-  1  not done: pods still matched when the timeout ran out, or Nodes still carry them (named)
+  0  no Node carries the condition or the taint, and no Lease of ours is left (verified by fresh listings)
+  1  not done: pods still matched when the timeout ran out, or Nodes still carry them, or Leases remain (named)
   2  a flag or the kubeconfig is wrong
   3  could not ask the API (unreachable, timed out, credentials refused, an error answer)
 `;
@@ -101,6 +115,7 @@ Exit codes:
 interface CleanupFlags {
   readonly agentNamespace: string;
   readonly agentSelector: string;
+  readonly leaseNamespace: string;
   readonly timeoutMs: number;
   readonly dryRun: boolean;
   readonly kubeconfig: string | undefined;
@@ -126,6 +141,7 @@ const CLEANUP_COMMAND: CommandDefinition<CleanupFlags> = {
     .object({
       agentNamespace: text('set (--agent-namespace)').pipe(dnsLabel),
       agentSelector: selector,
+      leaseNamespace: dnsLabel.optional(),
       timeout: duration(),
       dryRun: goBool,
       kubeconfig: readerFlagShape.kubeconfig,
@@ -134,6 +150,7 @@ const CLEANUP_COMMAND: CommandDefinition<CleanupFlags> = {
     .transform((f): CleanupFlags => ({
       agentNamespace: f.agentNamespace,
       agentSelector: f.agentSelector,
+      leaseNamespace: f.leaseNamespace ?? f.agentNamespace,
       timeoutMs: f.timeout.ms,
       dryRun: f.dryRun,
       kubeconfig: f.kubeconfig,
@@ -143,6 +160,10 @@ const CLEANUP_COMMAND: CommandDefinition<CleanupFlags> = {
 
 interface Pod {
   readonly metadata: ObjectMeta & { readonly deletionTimestamp?: string };
+}
+
+interface Lease {
+  readonly metadata: ObjectMeta;
 }
 
 /** Why the run stopped short: the deadline or a signal. */
@@ -201,7 +222,9 @@ class Cleanup {
       const nodes = await this.#listNodes();
       const left = nodes.map(nodeLeftovers).filter(hasLeftovers);
       for (const l of left) this.#io.stdout.write(`${l.node}: would remove ${describeLeftovers(l)}\n`);
-      this.#say(`dry run: ${left.length} of ${nodes.length} Nodes carry ${this.#what()}; nothing was changed`);
+      const leases = await this.#listLeases();
+      for (const l of leases) this.#io.stdout.write(`lease ${l.metadata.namespace ?? ''}/${l.metadata.name ?? ''}: would delete\n`);
+      this.#say(`dry run: ${left.length} of ${nodes.length} Nodes carry ${this.#what()}, and ${leases.length} Leases of ours are in ${this.#leaseNamespaces()}; nothing was changed`);
       return EXIT_CLEAN;
     } catch (err) {
       return this.#failed(err, []);
@@ -216,8 +239,8 @@ class Cleanup {
         const nodes = await this.#listNodes();
         left = nodes.map(nodeLeftovers).filter(hasLeftovers);
         if (left.length === 0) {
-          this.#say(`done: no Node carries ${this.#what()} (${nodes.length} Nodes listed)`);
-          return EXIT_CLEAN;
+          this.#say(`no Node carries ${this.#what()} (${nodes.length} Nodes listed)`);
+          return await this.#removeLeases();
         }
         if (listing === MAX_LISTINGS) break;
         await this.#removeAll(left);
@@ -227,6 +250,65 @@ class Cleanup {
     } catch (err) {
       return this.#failed(err, left);
     }
+  }
+
+  /** Deletes the Leases of ours, then lists them again: EXIT_CLEAN when none is left. */
+  async #removeLeases(): Promise<number> {
+    const leases = await this.#listLeases();
+    for (const lease of leases) await this.#deleteLease(lease.metadata.namespace ?? '', lease.metadata.name ?? '');
+    const left = await this.#listLeases();
+    if (left.length > 0) {
+      this.#io.stderr.write(`nodepulse cleanup: ${left.length} Leases of ours remain in ${this.#leaseNamespaces()}: ${names(left)}\n`);
+      return EXIT_NOT_DONE;
+    }
+    this.#say(`done: no Node carries ${this.#what()}, and no Lease of ours is left in ${this.#leaseNamespaces()} (${leases.length} deleted)`);
+    return EXIT_CLEAN;
+  }
+
+  /** One Lease, at most MAX_ATTEMPTS times; one already gone counts as deleted. A failure is reported and left to the verifying listing. */
+  async #deleteLease(namespace: string, name: string): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#client.request({
+          method: 'DELETE',
+          path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(name)}`,
+          signal: this.#signal,
+          what: `DELETE leases ${namespace}/${name}`,
+        });
+        this.#io.stdout.write(`lease ${namespace}/${name}: deleted\n`);
+        return;
+      } catch (err) {
+        this.#stopIfStopped();
+        if (isNotFound(err)) return;
+        if (!(isTooManyRequests(err) || isUnavailable(err)) || attempt >= MAX_ATTEMPTS) {
+          this.#io.stderr.write(`nodepulse cleanup: lease ${namespace}/${name}: ${(err as Error).message}\n`);
+          return;
+        }
+        const retryAfter = err instanceof KubeApiError ? err.retryAfterMs : undefined;
+        await this.#sleep(Math.max(RETRY(attempt, Math.random), retryAfter ?? 0));
+      }
+    }
+  }
+
+  /** Our Leases in the agent namespace and the lease namespace, each namespace listed once. */
+  async #listLeases(): Promise<Lease[]> {
+    const found: Lease[] = [];
+    for (const namespace of new Set([this.#flags.agentNamespace, this.#flags.leaseNamespace])) {
+      const source = kubeListWatch<Lease>({
+        client: this.#client,
+        path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+        labelSelector: OUR_LEASES_SELECTOR,
+      });
+      const leases = await this.#retrying(() => listAll(source, this.#signal));
+      // A listing's items may omit the namespace the path named; the deletes need it.
+      found.push(...leases.map((l) => ({ metadata: { ...l.metadata, namespace } })));
+    }
+    return found;
+  }
+
+  #leaseNamespaces(): string {
+    const { agentNamespace, leaseNamespace } = this.#flags;
+    return agentNamespace === leaseNamespace ? `namespace ${agentNamespace}` : `namespaces ${agentNamespace} and ${leaseNamespace}`;
   }
 
   async #waitForPods(): Promise<void> {

@@ -4,25 +4,34 @@ import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { isoFromWallMicros, runtimeStatusView, STATUS_EVENT_FIELDS, statusEvent } from './status-snapshot.ts';
 
 const stamp = { monotonicMs: 5_000, wallMicros: 1_767_323_045_123_456 };
-const fault = { code: 'unavailable' as const, message: 'connection refused' };
+const fault = { code: 'unavailable' as const, message: 'connection refused', cause: 'refused' as const };
+const eacces = { code: 'unavailable' as const, message: 'connect EACCES /run/containerd/containerd.sock', cause: 'permission-denied' as const };
 
 it('maps every runtime judgement to /status, absent values as null', () => {
   const table: ReadonlyArray<[RuntimeHealth, ReturnType<typeof runtimeStatusView>]> = [
     [
       { state: 'NotYetObserved', why: 'silent', message: 'relist has yet to be successful' },
-      { state: 'NotYetObserved', lastSuccessBegan: null, lastFault: null, message: 'relist has yet to be successful' },
+      { state: 'NotYetObserved', why: 'silent', lastSuccessBegan: null, lastFault: null, message: 'relist has yet to be successful' },
     ],
     [
       { state: 'NotYetObserved', why: 'failing', fault, message: 'relist has yet to be successful' },
-      { state: 'NotYetObserved', lastSuccessBegan: null, lastFault: fault, message: 'relist has yet to be successful' },
+      { state: 'NotYetObserved', why: 'failing', lastSuccessBegan: null, lastFault: fault, message: 'relist has yet to be successful' },
     ],
     [
       { state: 'Healthy', lastSuccess: stamp, lastFault: undefined, message: 'ok' },
-      { state: 'Healthy', lastSuccessBegan: '2026-01-02T03:04:05.123Z', lastFault: null, message: 'ok' },
+      { state: 'Healthy', why: null, lastSuccessBegan: '2026-01-02T03:04:05.123Z', lastFault: null, message: 'ok' },
     ],
     [
       { state: 'Unhealthy', why: 'failing', lastSuccess: stamp, lastFault: fault, message: 'relist was last seen active 3m5s ago; threshold is 3m0s' },
-      { state: 'Unhealthy', lastSuccessBegan: '2026-01-02T03:04:05.123Z', lastFault: fault, message: 'relist was last seen active 3m5s ago; threshold is 3m0s' },
+      { state: 'Unhealthy', why: 'failing', lastSuccessBegan: '2026-01-02T03:04:05.123Z', lastFault: fault, message: 'relist was last seen active 3m5s ago; threshold is 3m0s' },
+    ],
+    [
+      { state: 'CannotObserve', why: 'permission-denied', fault: eacces, lastSuccess: undefined, message: 'the agent cannot observe the runtime (permission-denied): …' },
+      { state: 'CannotObserve', why: 'permission-denied', lastSuccessBegan: null, lastFault: eacces, message: 'the agent cannot observe the runtime (permission-denied): …' },
+    ],
+    [
+      { state: 'CannotObserve', why: 'undecodable', fault: eacces, lastSuccess: stamp, message: 'm' },
+      { state: 'CannotObserve', why: 'undecodable', lastSuccessBegan: '2026-01-02T03:04:05.123Z', lastFault: eacces, message: 'm' },
     ],
   ];
   for (const [health, view] of table) assert.deepEqual(runtimeStatusView(health), view, health.state);

@@ -40,6 +40,12 @@ export interface StatusSnapshot {
 
 export interface RuntimeStatusView {
   readonly state: RuntimeHealth['state'];
+  /**
+   * Why, beside the state: `silent` or `failing` (NotYetObserved, Unhealthy), or the failure
+   * mode the agent cannot observe through (CannotObserve: `permission-denied`, `no-socket`, ...);
+   * null when Healthy.
+   */
+  readonly why: string | null;
   /** Wall time the last successful relist BEGAN, or null before one. */
   readonly lastSuccessBegan: string | null;
   readonly lastFault: CriFault | null;
@@ -76,6 +82,7 @@ export function runtimeStatusView(health: RuntimeHealth): RuntimeStatusView {
     case 'NotYetObserved':
       return {
         state: health.state,
+        why: health.why,
         lastSuccessBegan: null,
         lastFault: health.why === 'failing' ? health.fault : null,
         message: health.message,
@@ -84,8 +91,17 @@ export function runtimeStatusView(health: RuntimeHealth): RuntimeStatusView {
     case 'Unhealthy':
       return {
         state: health.state,
+        why: health.state === 'Unhealthy' ? health.why : null,
         lastSuccessBegan: isoFromWallMicros(health.lastSuccess.wallMicros),
         lastFault: health.lastFault ?? null,
+        message: health.message,
+      };
+    case 'CannotObserve':
+      return {
+        state: health.state,
+        why: health.why,
+        lastSuccessBegan: health.lastSuccess === undefined ? null : isoFromWallMicros(health.lastSuccess.wallMicros),
+        lastFault: health.fault,
         message: health.message,
       };
   }

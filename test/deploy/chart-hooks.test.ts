@@ -72,13 +72,15 @@ test('the uninstall hook: a post-delete Job runs `nodepulse cleanup` under an ac
     'ClusterRole - core nodes list',
     'ClusterRole - core nodes patch',
     'ClusterRole - core nodes/status patch',
+    'Role nodepulse coordination.k8s.io leases delete',
+    'Role nodepulse coordination.k8s.io leases list',
     'Role nodepulse core pods list',
   ]);
   const spec = job['spec'] as { backoffLimit: number; activeDeadlineSeconds: number };
   assert.deepEqual([spec.backoffLimit, spec.activeDeadlineSeconds, pod.restartPolicy], [1, 240, 'Never'], 'bounded: retries and a deadline');
   const c = pod.containers[0];
   assert.deepEqual(c?.command, ['node', 'dist/src/cli/main.js', 'cleanup']);
-  assert.deepEqual(c?.args, ['--agent-namespace=nodepulse', `--agent-selector=${WRITERS_SELECTOR}`, '--timeout=2m']);
+  assert.deepEqual(c?.args, ['--agent-namespace=nodepulse', `--agent-selector=${WRITERS_SELECTOR}`, '--lease-namespace=nodepulse', '--timeout=2m']);
   const env = (c as { env?: Array<{ name: string; valueFrom?: unknown }> } | undefined)?.env ?? [];
   assert.deepEqual(env.map((e) => [e.name, e.valueFrom]), [
     ['POD_NAME', { fieldRef: { fieldPath: 'metadata.name' } }],
@@ -99,10 +101,23 @@ test('the uninstall hook: a post-delete Job runs `nodepulse cleanup` under an ac
 test('the uninstall hook follows its values, and refuses a timeout the Job\'s deadline would cut', () => {
   const job = only(hookObjects(helm.template(['cleanup.timeout=5m', 'cleanup.activeDeadlineSeconds=600', 'cleanup.backoffLimit=0']), 'post-delete'), 'Job');
   assert.deepEqual([(job['spec'] as { activeDeadlineSeconds: number }).activeDeadlineSeconds, (job['spec'] as { backoffLimit: number }).backoffLimit], [600, 0]);
-  assert.equal(podOf(job).containers[0]?.args?.[2], '--timeout=5m');
+  assert.equal(podOf(job).containers[0]?.args?.[3], '--timeout=5m');
   assert.match(helm.templateError(['cleanup.timeout=4m']) ?? '', /^cleanup\.timeout: 4m must be shorter than cleanup\.activeDeadlineSeconds \(240s\), or the Job's deadline ends it before it can report$/m);
   assert.match(helm.templateError(['cleanup.backoffLimit=-1']) ?? '', /- cleanup\.backoffLimit: Must be greater than or equal to 0/);
   assert.deepEqual(hookObjects(helm.template(['cleanup.enabled=false']), 'post-delete'), [], 'cleanup.enabled=false renders no hook');
+});
+
+test('the uninstall hook deletes the agents\' Leases where leaseNamespace puts them, with grants there and in the release namespace', () => {
+  const objects = hookObjects(helm.template(['leaseNamespace=node-leases'], { release: 'np', namespace: 'ops' }), 'post-delete');
+  const pod = podOf(only(objects, 'Job'));
+  assert.ok(pod.containers[0]?.args?.includes('--lease-namespace=node-leases'));
+  const leaseGrants = grantsOf(objects, { namespace: 'ops', name: pod.serviceAccountName }).filter((g) => g.includes('leases'));
+  assert.deepEqual(leaseGrants, [
+    'Role node-leases coordination.k8s.io leases delete',
+    'Role node-leases coordination.k8s.io leases list',
+    'Role ops coordination.k8s.io leases delete',
+    'Role ops coordination.k8s.io leases list',
+  ]);
 });
 
 test('helm test: a Pod runs `nodepulse verify` with the release\'s names, under an account that may list pods and read leases only', () => {

@@ -286,6 +286,27 @@ test('the agent\'s resources cover the benchmark\'s steady state in docs/bench.m
   }
 });
 
+test('an agent that cannot observe never becomes available: its readiness failures land well inside minReadySeconds, in both renders', () => {
+  // /readyz turns 503 at the first relist that fails for the agent's own reason (about a second
+  // after start). Even if one probe passed before that, the pod is Ready again only after it
+  // has failed failureThreshold probes in a row, so it is never Ready for minReadySeconds on end:
+  // the rollout counts it unavailable and stops within maxUnavailable.
+  for (const objects of [kustomizeAll, helmDefault]) {
+    const spec = only(objects, 'DaemonSet')['spec'] as {
+      minReadySeconds?: number;
+      updateStrategy?: { type?: string };
+      template: { spec: { containers: Array<{ readinessProbe: { httpGet?: { path?: string }; periodSeconds: number; failureThreshold: number; successThreshold?: number; initialDelaySeconds?: number } }> } };
+    };
+    const probe = spec.template.spec.containers[0]?.readinessProbe;
+    assert.ok(probe, 'precondition: the agent has a readiness probe');
+    assert.equal(probe.httpGet?.path, '/readyz');
+    assert.equal(spec.updateStrategy?.type, 'RollingUpdate', 'a rolling update waits for availability');
+    const failWindowS = (probe.initialDelaySeconds ?? 0) + probe.periodSeconds * probe.failureThreshold;
+    assert.ok(failWindowS * 2 <= (spec.minReadySeconds ?? 0),
+      `readiness fails within ${failWindowS}s, which must be at most half of minReadySeconds ${spec.minReadySeconds}`);
+  }
+});
+
 test('minReadySeconds is longer than the latest a liveness failure after the start-up grace can kill the pod, in both renders', () => {
   const graceS = startupGraceSeconds();
   for (const objects of [kustomizeAll, helmDefault]) {

@@ -25,6 +25,7 @@ const CHART_RULES_TESTS = join(REPO_ROOT, 'test', 'deploy', 'chart-rules.test.ya
 
 const AGENT_ALERTS = [
   'NodePulseRuntimeUnhealthy',
+  'NodePulseAgentCannotObserve',
   'NodePulseRuntimeNotReady',
   'NodePulseFleetRuntimeUnhealthy',
   'NodePulseRelistSlow',

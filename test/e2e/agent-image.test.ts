@@ -176,7 +176,10 @@ test('non-root with the socket\'s gid (helm nonRoot.*) against containerd [grpc]
     const s = await control.status();
     return s.runtime.lastFault === null ? undefined : s;
   }, { timeoutMs: READY_BOUND_MS });
-  assert.equal(refused.runtime.state, 'NotYetObserved', `without the gid the runtime is never observed${control.logTail()}`);
+  assert.equal(refused.runtime.state, 'CannotObserve', `without the gid the agent cannot observe the runtime, and does not blame it${control.logTail()}`);
+  assert.equal(refused.runtime.why, 'permission-denied');
   assert.match(refused.runtime.lastFault?.message ?? '', /EACCES|permission denied/i, 'the socket refuses the connection');
+  assert.equal((await control.get('/readyz')).status, 503, 'not ready: a rollout of this pod would stop here');
+  assert.equal((await control.get('/livez')).status, 200);
   await control.stop();
 });

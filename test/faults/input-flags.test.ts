@@ -141,6 +141,7 @@ const COMMANDS: ReadonlyArray<{ name: string; run: Run; rows: readonly Row[] }> 
         argv: ['--agent-namespace', 'nodepulse', '--agent-selector', 'zone in ()'],
         lines: ['agentSelector: "zone in ()" must be a label selector whose sets hold at least one value ("zone in ()" holds none) (from --agent-selector)'],
       },
+      { argv: [...C, '--lease-namespace', 'Node_Leases'], lines: ['leaseNamespace: Node_Leases must be a DNS label (at most 63 lowercase letters, digits and \'-\', starting and ending with a letter or digit) (from --lease-namespace)'] },
       { argv: [...C, '--timeout', '0'], lines: ['timeout: 0 must be longer than 0s (from --timeout)'] },
       { argv: [...C, '--timeout', '5'], lines: [`timeout: 5 must be ${DURATION} (from --timeout)`] },
       { argv: [...C, '--dry-run=maybe'], lines: ['dryRun: maybe must be true or false (from --dry-run)'] },

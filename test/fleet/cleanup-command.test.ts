@@ -31,6 +31,7 @@ const CLEANUP_RULES: readonly AccessRule[] = [
   { user: USER, verbs: ['list'], resources: ['pods'], namespaces: [NS] },
   { user: USER, verbs: ['list', 'get'], resources: ['nodes'] },
   { user: USER, verbs: ['patch'], resources: ['nodes/status', 'nodes'] },
+  { user: USER, verbs: ['list', 'delete'], resources: ['leases'], namespaces: [NS] },
 ];
 
 const SILENT = { key: 'nodepulse.io/agent-silent', effect: 'NoSchedule', timeAdded: '2026-01-02T03:04:05Z' };
@@ -65,7 +66,26 @@ async function world(t: TestContext, clock: Clock, rules: readonly AccessRule[] 
   node('node-2', 2, { status: 'False', reason: 'RelistHealthy' }, []);
   node('node-3', 3, undefined, [DEDICATED]);
   node('node-4', 4, { status: 'Unknown', reason: 'AgentLeaseStale' }, [SILENT]);
+  for (const [name, namespace, role] of LEASES) server.store.put(lease(name, namespace, role));
   return { server, kubeconfig };
+}
+
+/** nodepulse's Leases (two agents', the controller's), and two that are not ours. */
+const LEASES: ReadonlyArray<readonly [string, string, string | undefined]> = [
+  ['node-1', NS, 'node-lease'],
+  ['node-2', NS, 'node-lease'],
+  ['nodepulse-controller', NS, 'leader-election'],
+  ['someone-elses', NS, undefined],
+  ['node-3', 'other-ns', 'node-lease'],
+];
+
+function lease(name: string, namespace: string, role: string | undefined): Json {
+  const labels = role === undefined ? { app: 'other' } : { 'app.kubernetes.io/name': 'nodepulse', 'nodepulse.io/role': role };
+  return { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace, labels }, spec: { holderIdentity: name, leaseDurationSeconds: 40 } };
+}
+
+function leaseNames(server: ApiServerHandle): string[] {
+  return LEASES.filter(([name, namespace]) => server.store.get('leases', namespace, name) !== undefined).map(([name, namespace]) => `${namespace}/${name}`);
 }
 
 function pod(name: string, namespace: string, labels: Record<string, string>): Json {
@@ -157,10 +177,18 @@ test('cleanup waits for the agent pods to go, then removes our condition and tai
   assert.equal(nodeLists.length, 2, 'one listing to find the leftovers, one to verify');
   assert.ok((nodeLists[1]?.seq ?? 0) > Math.max(...patches.map((r) => r.seq)), 'the verifying listing comes after every patch');
 
+  // Then nodepulse's Leases in the namespace are deleted, by label, and listed again; the others stay.
+  assert.deepEqual(leaseNames(w.server), ['nodepulse/someone-elses', 'other-ns/node-3']);
+  const deletes = w.server.requests.filter({ method: 'DELETE' });
+  assert.ok(deletes.every((r) => r.seq > (nodeLists[1]?.seq ?? 0)), 'Leases are deleted after the Nodes were verified');
+  const leaseLists = w.server.requests.filter({ method: 'GET', path: `/apis/coordination.k8s.io/v1/namespaces/${NS}/leases` });
+  assert.equal(leaseLists.length, 2, 'one listing to find our Leases, one to verify');
+  assert.ok(leaseLists.every((r) => r.query['labelSelector'] === 'nodepulse.io/role in (node-lease,leader-election)'), 'Leases are selected by label');
+
   const lines = c.out.join('').split('\n').filter((l) => l !== '');
   // Four Nodes are patched at once, so the per-Node lines come in the order the patches finish.
   const nodeLines = lines.filter((l) => l.startsWith('node-'));
-  assert.deepEqual([...lines.filter((l) => !l.startsWith('node-')).slice(0, 4), ...nodeLines.sort(), ...lines.slice(-1)], [
+  assert.deepEqual([...lines.filter((l) => !l.startsWith('node-')).slice(0, 4), ...nodeLines.sort(), ...lines.slice(-5)], [
     `nodepulse cleanup: waiting for 3 pods matching "${SELECTOR}" in namespace ${NS} to go: nodepulse-a1, nodepulse-a2, nodepulse-controller-x`,
     `nodepulse cleanup: waiting for 2 pods matching "${SELECTOR}" in namespace ${NS} to go: nodepulse-a2, nodepulse-controller-x`,
     `nodepulse cleanup: waiting for 1 pods matching "${SELECTOR}" in namespace ${NS} to go: nodepulse-a2`,
@@ -170,7 +198,11 @@ test('cleanup waits for the agent pods to go, then removes our condition and tai
       'node-2: removed condition RuntimeRelistUnhealthy=False/RelistHealthy',
       'node-4: removed condition RuntimeRelistUnhealthy=Unknown/AgentLeaseStale, taint nodepulse.io/agent-silent:NoSchedule',
     ],
-    'nodepulse cleanup: done: no Node carries the condition RuntimeRelistUnhealthy or the taint nodepulse.io/agent-silent (4 Nodes listed)',
+    'nodepulse cleanup: no Node carries the condition RuntimeRelistUnhealthy or the taint nodepulse.io/agent-silent (4 Nodes listed)',
+    `lease ${NS}/node-1: deleted`,
+    `lease ${NS}/node-2: deleted`,
+    `lease ${NS}/nodepulse-controller: deleted`,
+    `nodepulse cleanup: done: no Node carries the condition RuntimeRelistUnhealthy or the taint nodepulse.io/agent-silent, and no Lease of ours is left in namespace ${NS} (3 deleted)`,
   ]);
 });
 
@@ -232,12 +264,16 @@ test('cleanup --dry-run lists the pods it would wait for and what it would remov
   const c = capture(real);
   assert.equal(await runCleanup(['--kubeconfig', w.kubeconfig, '--agent-namespace', NS, '--agent-selector', SELECTOR, '--dry-run'], c.io), EXIT_CLEAN, c.err.join(''));
   assert.equal(w.server.requests.count({ method: 'PATCH' }), 0);
+  assert.equal(w.server.requests.count({ method: 'DELETE' }), 0);
   assert.deepEqual(c.out.join('').split('\n').filter((l) => l !== ''), [
     `nodepulse cleanup: 1 pods match "${SELECTOR}" in namespace ${NS}; a run would wait for them to go: nodepulse-a1`,
     'node-1: would remove condition RuntimeRelistUnhealthy=True/RelistStale, taint nodepulse.io/agent-silent:NoSchedule',
     'node-2: would remove condition RuntimeRelistUnhealthy=False/RelistHealthy',
     'node-4: would remove condition RuntimeRelistUnhealthy=Unknown/AgentLeaseStale, taint nodepulse.io/agent-silent:NoSchedule',
-    'nodepulse cleanup: dry run: 3 of 4 Nodes carry the condition RuntimeRelistUnhealthy or the taint nodepulse.io/agent-silent; nothing was changed',
+    `lease ${NS}/node-1: would delete`,
+    `lease ${NS}/node-2: would delete`,
+    `lease ${NS}/nodepulse-controller: would delete`,
+    `nodepulse cleanup: dry run: 3 of 4 Nodes carry the condition RuntimeRelistUnhealthy or the taint nodepulse.io/agent-silent, and 3 Leases of ours are in namespace ${NS}; nothing was changed`,
   ]);
 });
 
@@ -269,4 +305,14 @@ test('cleanup: bad flags exit 2 with one line each; an API it cannot reach exits
   await run;
   assert.equal(exit, EXIT_API_FAILED);
   assert.match(c.err.join(''), /^nodepulse cleanup: LIST \/api\/v1\/namespaces\/nodepulse\/pods: ECONNREFUSED/);
+});
+
+test('cleanup --lease-namespace: the agents\' Leases there go too, beside the controller\'s in the agent namespace; a Lease not ours stays', { timeout: 30_000 }, async (t) => {
+  const rules: readonly AccessRule[] = [...CLEANUP_RULES, { user: USER, verbs: ['list', 'delete'], resources: ['leases'], namespaces: ['other-ns'] }];
+  const w = await world(t, real, rules);
+  const c = capture(real);
+  const args = ['--kubeconfig', w.kubeconfig, '--agent-namespace', NS, '--agent-selector', SELECTOR, '--lease-namespace', 'other-ns'];
+  assert.equal(await runCleanup(args, c.io), EXIT_CLEAN, c.err.join(''));
+  assert.deepEqual(leaseNames(w.server), ['nodepulse/someone-elses']);
+  assert.match(c.out.join(''), /no Lease of ours is left in namespaces nodepulse and other-ns \(4 deleted\)/);
 });

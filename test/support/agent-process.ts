@@ -129,7 +129,13 @@ export interface AgentProcess {
 /** The parts of /status the fault suite reads (see src/http/status-snapshot.ts for all of it). */
 export interface AgentStatus {
   readonly node: string;
-  readonly runtime: { readonly state: string; readonly lastSuccessBegan: string | null; readonly lastFault: { readonly code: string; readonly message: string } | null; readonly message: string };
+  readonly runtime: {
+    readonly state: string;
+    readonly why: string | null;
+    readonly lastSuccessBegan: string | null;
+    readonly lastFault: { readonly code: string; readonly message: string; readonly cause: string } | null;
+    readonly message: string;
+  };
   readonly loops: ReadonlyArray<{ readonly name: string; readonly state: string; readonly reason: string }>;
   readonly lease: { readonly namespace: string; readonly name: string; readonly renewing: boolean; readonly lastRenewTime: string | null; readonly lastError: string | null };
   readonly counts: { readonly pods: number; readonly containers: number };
@@ -697,8 +703,13 @@ export interface FaultRun {
   readonly stoppedAfterMs: number | undefined;
   /** From the fault's end (end() resolved) to the first lease write after it. */
   readonly renewedAfterMs: number;
-  /** What /status and /metrics said just before the fault ended. */
-  readonly during: { readonly status: AgentStatus; readonly metrics: string };
+  /** What /status, /metrics, /readyz and /livez said just before the fault ended. */
+  readonly during: {
+    readonly status: AgentStatus;
+    readonly metrics: string;
+    readonly readyz: { readonly status: number; readonly body: string };
+    readonly livez: { readonly status: number; readonly body: string };
+  };
   /** The last lease write before end() was called, if any. */
   readonly lastWriteBeforeEnd: LeaseWrite | undefined;
   /** The log mark at inject(), for linesWith(). */
@@ -727,7 +738,7 @@ export async function runFault(options: FaultRunOptions): Promise<FaultRun> {
   await options.inject();
   const remaining = injectedAtMs + options.holdMs - clock.monotonicMs();
   if (remaining > 0) await clock.sleep(remaining);
-  const during = { status: await agent.status(), metrics: await agent.metrics() };
+  const during = { status: await agent.status(), metrics: await agent.metrics(), readyz: await agent.get('/readyz'), livez: await agent.get('/livez') };
   const endCalledAtMs = clock.monotonicMs();
   await options.end();
   const endedAtMs = clock.monotonicMs();
