@@ -21,6 +21,10 @@
 // (/runtime.v1.ImageService/*), '*', or a named set: 'lists' (ListPodSandbox and ListContainers),
 // 'status', 'images'.
 //
+// Callers: a command (not clear) may name the start of its callers' user-agent; the fault then
+// applies to their calls alone, and every other caller's go through unchanged. AGENT_USER_AGENT
+// is nodepulse's (its channel names itself first), KUBELET_USER_AGENT the kubelet's (grpc-go).
+//
 // Guarantees, and how each holds: startCriFaultProxy resolves only once the control endpoint
 // answers, which the proxy binds after its CRI socket, so the proxy serves; a proxy the test
 // leaves running is SIGKILLed in t.after, and from a synchronous 'exit' handler as a last resort.
@@ -47,6 +51,11 @@ const STDERR_TAIL_BYTES = 16 * 1024;
 
 export type ProxyFault = 'hang' | 'delay' | 'fail' | 'garble';
 
+/** The start of nodepulse's CRI client's user-agent (`nodepulse/0.1.0 grpc-node-js/1.14.7`: runtime-channel.ts). */
+export const AGENT_USER_AGENT = 'nodepulse/';
+/** The start of the kubelet's CRI client's user-agent (grpc-go: `grpc-go/1.72.2`). */
+export const KUBELET_USER_AGENT = 'grpc-go/';
+
 /** One fault in force, as GET /faults shows it. */
 export interface ProxyFaultView {
   readonly selector: string;
@@ -54,6 +63,8 @@ export interface ProxyFaultView {
   readonly delayMs?: number;
   readonly code?: string;
   readonly message?: string;
+  /** The callers it applies to, by the start of their user-agent (absent: every caller). */
+  readonly userAgent?: string;
   readonly since: string;
   /** Calls the fault applied to so far. */
   readonly applied: number;
@@ -90,6 +101,8 @@ export interface ProxyCommand {
   readonly delayMs?: number;
   readonly code?: string | number;
   readonly message?: string;
+  /** Only calls whose user-agent starts with this (not with clear). */
+  readonly userAgent?: string;
 }
 
 export interface CriFaultProxyOptions {
