@@ -1,7 +1,7 @@
 // Relist latency on this machine's real containerd under steady churn: the figures the default
 // relist threshold and deadline are chosen from (docs/design.md "Defaults from data").
 //
-//   `npm run relist-latency -- --minutes N [--period 1s] [--pods 50] [--json PATH]`
+//   `npm run relist-latency -- --minutes N [--period 1s] [--pods 50] [--json PATH] [--record PATH]`
 //
 //   the product's Relister (the agent's client: grpc-js, the lean decoder, ledger and diff)
 //        │  relists every period, sliding, under the current default deadline
@@ -17,6 +17,10 @@
 // Unhealthy only when no relist that succeeded began within the threshold). Also the machine's
 // load average over the run, sampled every 10 s, since the machine may be shared.
 //
+// --json writes the report with every sample; --record writes the report alone (no samples),
+// with the date and the versions, as docs/relist-latency.json keeps the figures the defaults were
+// chosen from (test/matrix/shipped-defaults.test.ts reads it).
+//
 // The period defaults to the agent's 1 s; a shorter one gives more samples in the same time (a
 // p99.9 wants thousands) and adds the relists' own load, which errs on the slow side.
 //
@@ -24,9 +28,9 @@
 // are removed, containerd is stopped and its dir removed (the fixture's close()).
 import { execFile } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { loadavg } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
-import { SystemClock } from '../src/clock/clock.ts';
+import { SystemClock, wallMs } from '../src/clock/clock.ts';
 import { parseDuration } from '../src/config/duration.ts';
 import { createRuntimeClient } from '../src/cri/runtime-client.ts';
 import { Relister } from '../src/relist/relister.ts';
@@ -51,6 +55,7 @@ interface Options {
   readonly containersPerPod: number;
   readonly imageEveryMs: number;
   readonly json: string | undefined;
+  readonly record: string | undefined;
 }
 
 function parseOptions(argv: string[]): Options | string[] {
@@ -65,6 +70,7 @@ function parseOptions(argv: string[]): Options | string[] {
         'containers-per-pod': { type: 'string' },
         'image-every': { type: 'string' },
         json: { type: 'string' },
+        record: { type: 'string' },
       },
       strict: true,
     }).values as Record<string, string | undefined>;
@@ -92,6 +98,7 @@ function parseOptions(argv: string[]): Options | string[] {
     containersPerPod: int('containers-per-pod', 2, 10),
     imageEveryMs: ms('image-every', '5s'),
     json: values['json'],
+    record: values['record'],
   };
   return problems.length > 0 ? problems : options;
 }
@@ -165,14 +172,19 @@ async function main(): Promise<number> {
     client.close();
     await containerd.close();
     const summary = summarizeRelists(samples, loads);
+    const { json: _json, record: _record, ...settings } = options;
     const report = {
+      date: new Date(wallMs(clock)).toISOString(),
       runtime: `${version.runtimeName} ${version.runtimeVersion}`,
-      options,
+      node: process.version,
+      cpus: cpus().length,
+      options: settings,
       churn: counts,
       summary,
     };
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     if (options.json !== undefined) writeFileSync(options.json, JSON.stringify({ ...report, samples }, null, 1));
+    if (options.record !== undefined) writeFileSync(options.record, `${JSON.stringify(report, null, 2)}\n`);
   }
   return exitCode;
 }
