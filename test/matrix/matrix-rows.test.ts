@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { KUBELET_DEFAULTS } from './kubelet-model.ts';
 import { matrixRows, SIG, type MatrixRow, type MatrixTimings } from './matrix-rows.ts';
+import { matrixSettings } from './matrix-settings.ts';
+import { shippedAgentConfig } from './shipped-defaults.ts';
 
 const CI: MatrixTimings = {
   relistPeriodMs: 1_000,
@@ -78,13 +80,32 @@ test('runtime-hangs in the full run: the kubelet in [119 s, 136.9 s], after node
   assert.deepEqual(window(r, SIG.ready('True')), [0, 10_400 + 5_000 + 1_500 + 5_000]);
 });
 
-test('runtime-refuses: the kubelet is asserted in CI too, and there it comes after nodepulse; in the full run before', () => {
+test('runtime-refuses: in CI, Ready asserted until just before the kubelet\'s earliest; in the full run its window, before nodepulse\'s', () => {
   const ci = row(CI, 'runtime-refuses');
-  assert.deepEqual(window(ci, SIG.ready('False')), [24_000, 45_900]);
-  assert.equal(ci.faultMs, 49_900);
-  assert.deepEqual(ci.expect.order, [[SIG.leaseStopped, SIG.ready('False')], [SIG.condition('True', 'RelistStale'), SIG.ready('False')]]);
+  assert.equal(window(ci, SIG.ready('False')), undefined);
+  assert.deepEqual(ci.expect.mustNot.find((n) => n.signal === SIG.ready('False'))?.untilMs, 24_000, 'the fault (34 s) outlasts the kubelet\'s earliest (25 s)');
   const full = row(FULL, 'runtime-refuses');
+  assert.deepEqual(window(full, SIG.ready('False')), [24_000, 40_400 + 1_500 + 5_000]);
   assert.deepEqual(full.expect.order, [[SIG.ready('False'), SIG.condition('True', 'RelistStale')]]);
+});
+
+test('readerRows: a row outside it does not wait for fleet\'s Stale, and ends once nodepulse spoke', () => {
+  const t = { ...CI, readerRows: ['runtime-hangs'] as const };
+  assert.deepEqual(window(row(t, 'runtime-hangs'), SIG.fleet('Stale')), [15_000, 20_000]);
+  const lists = row(t, 'lists-hang');
+  assert.equal(window(lists, SIG.fleet('Stale')), undefined);
+  assert.equal(lists.faultMs, 19_500 + 4_000, 'the verdict\'s latest + slack');
+});
+
+test('the CI run and the recorded run build every row from their settings; the recorded one at the shipped defaults', () => {
+  const ci = matrixSettings('ci');
+  const defaults = matrixSettings('defaults');
+  assert.equal(matrixRows(ci.timings).length, 12);
+  assert.equal(matrixRows(defaults.timings).length, 12);
+  const shipped = shippedAgentConfig();
+  assert.deepEqual([defaults.timings.relistThresholdMs, defaults.timings.relistDeadlineMs, defaults.timings.renewIntervalMs], [shipped.relistThresholdMs, shipped.relistDeadlineMs, shipped.renewIntervalMs]);
+  assert.deepEqual([defaults.agentArgs, defaults.controllerArgs, defaults.timings.kubeletInFull], [[], [], true]);
+  assert.deepEqual([ci.timings.relistThresholdMs, ci.timings.graceMs, ci.timings.kubeletInFull], [6_000, 15_000, false]);
 });
 
 test('lists-slow: the delay is the deadline + 2 s, and the kubelet never turns', () => {

@@ -41,8 +41,13 @@
 // The controller's Unknown/AgentLeaseStale: in the runtime rows it must never appear (the agent's
 // True lands before the lease is stale, a rule the builder checks of the settings); where an
 // agent is restarted it may appear, G after the old agent's last renewal, and never after the
-// agent spoke. In CI the kubelet's minutes-long windows are not waited for: the row asserts only
-// that Ready stayed True until the fault ended (kubeletInFull false).
+// agent spoke.
+//
+// In CI (kubeletInFull false) the kubelet's windows are not waited for: a row asserts only that
+// Ready stayed True until its fault ended, or until just before the kubelet's earliest, whichever
+// comes first; the kubelet-stopped row watches nodepulse's side alone, for as long as a runtime
+// row. And a row waits for the readers (fleet's Stale, the controller's mark) only when it is in
+// readerRows; the others end once nodepulse has spoken.
 //
 // L is the matrix's bound on one API request on this machine, not the agent's --api-timeout: the
 // API server is up and near in every row but the one that cuts it. verdict-order.ts bounds
@@ -93,8 +98,10 @@ export interface MatrixTimings {
   readonly podRestartMs: number;
   /** Observation slack (s): watch delivery, signals, a loaded machine. */
   readonly slackMs: number;
-  /** Wait for and assert the kubelet's minutes-long windows (the recorded run), or not (CI). */
+  /** Wait for and assert the kubelet's windows (the recorded run), or not (CI). */
   readonly kubeletInFull: boolean;
+  /** The rows that wait for fleet's Stale (undefined: every row). */
+  readonly readerRows?: readonly RowId[];
 }
 
 export type RowId =
@@ -173,7 +180,7 @@ function fleetStale(t: MatrixTimings): MustSee {
   return must(SIG.fleet('Stale'), { after: SIG.leaseStopped }, t.graceMs, t.graceMs + t.fleetTickMs + t.slackMs, `grace ${fmt(t.graceMs)} after the last renewal`);
 }
 
-/** The kubelet's side of a row that lasts faultMs: its window, or "Ready until the end". */
+/** The kubelet's side of a row that lasts faultMs: its window (the full run), or "Ready until then" (CI). */
 function kubeletSide(t: MatrixTimings, fault: KubeletFault, faultMs: number, options: { listDelayMs?: number } = {}): { must: MustSee[]; mustNot: MustNotSee[]; back: MustSee[] } {
   const w = kubeletReadyWindow(fault, t.kubelet, { ...options, relistMs: t.slowestRelistMs });
   if (w.status === undefined || w.earliestMs === undefined || w.latestMs === undefined) {
@@ -181,14 +188,27 @@ function kubeletSide(t: MatrixTimings, fault: KubeletFault, faultMs: number, opt
   }
   const signal = SIG.ready(w.status);
   const hi = w.latestMs + t.apiLatencyMs + t.slackMs;
-  if (hi < faultMs || t.kubeletInFull) {
+  if (t.kubeletInFull) {
     return {
       must: [must(signal, 'onset', w.earliestMs - 1_000, hi, `kubelet: ${w.because}`)],
       mustNot: [],
       back: [must(SIG.ready('True'), 'end', 0, t.kubelet.nodeStatusUpdateMs * 1.04 + t.kubelet.runtimeStatusPeriodMs + t.apiLatencyMs + t.slackMs, 'the kubelet posts Ready on its next status update')],
     };
   }
-  return { must: [], mustNot: [never(signal, faultMs, `kubelet: ${w.because} no sooner than ${fmt(w.earliestMs)}; not waited for here`)], back: [] };
+  const until = Math.min(faultMs, w.earliestMs - 1_000);
+  return { must: [], mustNot: [never(signal, until, `kubelet: ${w.because} no sooner than ${fmt(w.earliestMs)}; its window is the full run's`)], back: [] };
+}
+
+/** Whether a row waits for the readers (fleet's Stale). */
+function readers(t: MatrixTimings, id: RowId): boolean {
+  return t.readerRows === undefined || t.readerRows.includes(id);
+}
+
+/** How long a row's fault must last for the kubelet's window: the full run's only. */
+function forKubelet(t: MatrixTimings, fault: KubeletFault, options: { listDelayMs?: number } = {}): number {
+  if (!t.kubeletInFull) return 0;
+  const latest = kubeletReadyWindow(fault, t.kubelet, { ...options, relistMs: t.slowestRelistMs }).latestMs;
+  return latest === undefined ? 0 : latest + t.apiLatencyMs + 2 * t.slackMs;
 }
 
 function runtimeRow(t: MatrixTimings, id: RowId, title: string, fault: 'runtime-hangs' | 'lists-hang' | 'lists-slow' | 'runtime-refuses'): MatrixRow {
@@ -200,10 +220,9 @@ function runtimeRow(t: MatrixTimings, id: RowId, title: string, fault: 'runtime-
     throw new RangeError(`graceMs: ${t.graceMs} must exceed ${vHi - sLo} (the verdict's latest minus the lease's earliest stop), or the controller may mark before the agent speaks`);
   }
   const listDelayMs = fault === 'lists-slow' ? listDelay(t) : undefined;
-  let faultMs = Math.max(vHi, sHi + stale.hiMs) + t.slackMs;
-  const kubeletFull = kubeletReadyWindow(fault, t.kubelet, { ...(listDelayMs === undefined ? {} : { listDelayMs }), relistMs: t.slowestRelistMs });
-  if (t.kubeletInFull && kubeletFull.latestMs !== undefined) faultMs = Math.max(faultMs, kubeletFull.latestMs + t.apiLatencyMs + 2 * t.slackMs);
-  if (fault === 'runtime-refuses' && kubeletFull.latestMs !== undefined) faultMs = Math.max(faultMs, kubeletFull.latestMs + t.apiLatencyMs + 2 * t.slackMs);
+  const delay = listDelayMs === undefined ? {} : { listDelayMs };
+  const waitReaders = readers(t, id);
+  const faultMs = Math.max(vHi, waitReaders ? sHi + stale.hiMs : 0, forKubelet(t, fault, delay)) + t.slackMs;
   const kubelet = kubeletSide(t, fault, faultMs, listDelayMs === undefined ? {} : { listDelayMs });
   // The first relist after the end: for a delay, the one in flight first runs out its deadline.
   const backRelist = (fault === 'lists-slow' ? t.relistDeadlineMs : 0) + t.relistPeriodMs + t.slowestRelistMs + 1_000;
@@ -211,7 +230,7 @@ function runtimeRow(t: MatrixTimings, id: RowId, title: string, fault: 'runtime-
     must: [
       must(STALE, 'onset', vLo, vHi, `threshold ${fmt(t.relistThresholdMs)}`),
       must(SIG.leaseStopped, 'onset', sLo, sHi, 'the gate closes with the verdict'),
-      stale,
+      ...(waitReaders ? [stale] : []),
       ...kubelet.must,
       must(HEALTHY, 'end', 0, backRelist + t.conditionPeriodMs + t.apiLatencyMs + t.slackMs, 'the next relist succeeds'),
       must(SIG.leaseMoves, 'end', 0, backRelist + t.leaseRecheckMs + t.apiLatencyMs + t.slackMs, 'renewed within a recheck of the next success'),
@@ -240,9 +259,7 @@ function orderOf(windows: Array<[string, number, number]>): Array<[string, strin
 /** An agent whose start is the onset (the old one was stopped before it). */
 function startRow(t: MatrixTimings, id: RowId, title: string, fault: 'runtime-hangs' | 'runtime-refuses'): MatrixRow {
   const hi = t.relistThresholdMs + t.agentStartMs + t.conditionPeriodMs + 3 * t.apiLatencyMs + t.slackMs;
-  let faultMs = Math.max(2 * t.relistThresholdMs, hi) + t.slackMs;
-  const full = kubeletReadyWindow(fault, t.kubelet);
-  if ((t.kubeletInFull || fault === 'runtime-refuses') && full.latestMs !== undefined) faultMs = Math.max(faultMs, full.latestMs + t.apiLatencyMs + 2 * t.slackMs);
+  const faultMs = Math.max(2 * t.relistThresholdMs, hi, forKubelet(t, fault)) + t.slackMs;
   const kubelet = kubeletSide(t, fault, faultMs);
   const backRelist = t.relistPeriodMs + t.slowestRelistMs + 1_000;
   return {
@@ -350,7 +367,15 @@ function wedgedRow(t: MatrixTimings): MatrixRow {
 function kubeletStoppedRow(t: MatrixTimings): MatrixRow {
   const w = kubeletReadyWindow('kubelet-stopped', t.kubelet);
   const hi = (w.latestMs as number) + t.apiLatencyMs + t.slackMs;
-  const faultMs = hi + t.slackMs;
+  const [, vHi] = verdictWindow(t);
+  const faultMs = t.kubeletInFull ? hi + t.slackMs : vHi + t.slackMs;
+  const kubeletMust = t.kubeletInFull
+    ? [
+        must(SIG.ready('Unknown'), 'onset', (w.earliestMs as number) - 1_000, hi, `node lifecycle controller: ${w.because}`),
+        must(SIG.ready('True'), 'end', 0, t.kubelet.nodeStatusUpdateMs * 1.04 + t.apiLatencyMs + t.slackMs, 'the kubelet posts its status again'),
+      ]
+    : [];
+  const kubeletNot = t.kubeletInFull ? [] : [never(SIG.ready('Unknown'), Math.min(faultMs, (w.earliestMs as number) - 1_000), `node lifecycle controller: no sooner than ${fmt(w.earliestMs as number)}; its window is the full run's`)];
   return {
     id: 'kubelet-stopped',
     title: 'the kubelet stopped (SIGSTOP), the runtime fine',
@@ -358,11 +383,9 @@ function kubeletStoppedRow(t: MatrixTimings): MatrixRow {
     faultMs,
     afterEndMs: t.kubelet.nodeStatusUpdateMs * 1.04 + t.apiLatencyMs + 2 * t.slackMs,
     expect: {
-      must: [
-        must(SIG.ready('Unknown'), 'onset', (w.earliestMs as number) - 1_000, hi, `node lifecycle controller: ${w.because}`),
-        must(SIG.ready('True'), 'end', 0, t.kubelet.nodeStatusUpdateMs * 1.04 + t.apiLatencyMs + t.slackMs, 'the kubelet posts its status again'),
-      ],
+      must: kubeletMust,
       mustNot: [
+        ...kubeletNot,
         never(SIG.leaseStopped, faultMs, 'the agent needs no kubelet to relist and renew'),
         never(SIG.fleet('Stale'), faultMs, 'the lease keeps moving'),
         never(STALE, faultMs, 'the runtime is fine'),
