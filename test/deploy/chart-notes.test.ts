@@ -24,7 +24,7 @@ test('NOTES.txt adds the controller\'s and the monitoring checks when they are o
   assert.match(notes, /kubectl -n nodepulse get lease nodepulse-controller/);
   assert.match(notes, /logs -l app\.kubernetes\.io\/component=controller --tail=-1 \| grep -E 'Marking \(paused\|resumed\)'/);
   assert.match(notes, /--grace 50s --observe 50s/);
-  assert.match(notes, /`count\(up\{job="nodepulse"\} == 1\)` is the\n\s+number of nodes an agent runs on: Linux nodes of the image's architectures\n\s+\(amd64; other nodes have no agent/, 'not "the number of Linux nodes": only those the image can run on');
+  assert.match(notes, /`count\(up\{job="nodepulse"\} == 1\)` is the\n\s+number of nodes an agent runs on: Linux nodes of the image's architectures\n\s+\(amd64, arm64; other nodes have no agent/, 'not "the number of Linux nodes": only those the image can run on');
   assert.match(notes, /up\{job="nodepulse-controller"\}/);
   assert.match(notes, /kube_node_info/);
   assert.match(notes, /ConfigMap nodepulse-dashboard/);
