@@ -59,9 +59,9 @@
 // | its loop wedged, its API path cut)           |                        |                             |
 //
 // (d: the last successful relist's own duration; the lower bounds assume the last good Status
-// or relist came as late as the period allows.) Every window is from the source; how long each
-// really took is measured on the real cluster (docs/fault-matrix.md), and the measured figures,
-// not these, are what verdict-order.ts compares nodepulse's defaults against.
+// or relist came as late as the period allows.) Every window is from the source; the fault matrix
+// measures how long each really takes on the real cluster, and verdict-order.ts compares
+// nodepulse's defaults against the sooner of the two, so a measurement can only tighten it.
 
 /** The kubelet's and the node lifecycle controller's timers, in ms. */
 export interface KubeletTimers {
