@@ -8,6 +8,7 @@ import { after, test } from 'node:test';
 import { agentExposition, controllerExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
 import { DASHBOARD_FILE, dashboardMetricUses, unknownNames, usesOf } from './metric-uses.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize } from './render.ts';
+import { shippedAgentConfig } from '../matrix/shipped-defaults.ts';
 
 interface Target {
   expr?: string;
@@ -116,4 +117,13 @@ test('kustomize (grafana-dashboard) and helm (grafanaDashboard.enabled) ship the
   const relabelled = only(helm.template(['grafanaDashboard.enabled=true', 'grafanaDashboard.labels.dashboards=nodepulse', 'grafanaDashboard.annotations.grafana_folder=Nodes']), 'ConfigMap');
   assert.equal(relabelled.metadata.labels?.['dashboards'], 'nodepulse');
   assert.deepEqual(relabelled['metadata'] as unknown as { annotations: unknown }, { ...(relabelled['metadata'] as object), annotations: { grafana_folder: 'Nodes' } });
+});
+
+test("the time-since-last-relist panel turns red at the agent's default relist threshold", () => {
+  const panel = panels.find((p) => p.title === 'Time since last successful relist') as (Panel & { description?: string; fieldConfig?: { defaults?: { thresholds?: { steps?: Array<{ color: string; value: number | null }> } } } }) | undefined;
+  assert.ok(panel !== undefined, 'precondition: the panel is there');
+  const red = panel.fieldConfig?.defaults?.thresholds?.steps?.find((s) => s.color === 'red')?.value;
+  const thresholdS = shippedAgentConfig().relistThresholdMs / 1000;
+  assert.equal(red, thresholdS, 'the red step is the threshold, in seconds');
+  assert.match(panel.description ?? '', new RegExp(`\\(${thresholdS / 60}m by default\\)`), 'the description names it');
 });
