@@ -46,7 +46,7 @@ const END_AT_S = 48;
 /** The fleet reader's grace in the demo: the demo's lease duration. */
 const DEMO_FLEET_GRACE = '8s';
 
-/** Short timings so the story fits in a minute; the defaults are 3m / 1m / 40s / 10s. */
+/** Short timings so the story fits in a minute; the defaults are 1m / 20s / 40s / 10s. */
 const DEMO_TIMINGS = [
   '--relist-threshold=10s',
   '--relist-deadline=3s',

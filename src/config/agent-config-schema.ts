@@ -61,7 +61,7 @@
 // its line is about, when it holds, its rule text and the value its line shows.
 //
 // Failure modes: a bad value is a zod issue at the key's path whose message is the rule
-// ("shorter than relistThreshold (3m0s)"); parse-settings.ts renders it as
+// ("shorter than relistThreshold (1m0s)"); parse-settings.ts renders it as
 // `key: value must be rule`. Issues come in key order (agent-config-keys.ts), then in the order of
 // CROSS_FIELD_RULES. The cross-field rules sit behind a zod pipe, so they run only once every
 // single key is valid: one typo yields one line, not a cascade. Every broken cross-field rule is
