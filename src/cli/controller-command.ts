@@ -13,6 +13,7 @@
 // `fleet` takes (cli/reader-flags.ts). The election's timing rules are the elector's own list
 // (ELECTION_TIMING_RULES), checked here with the flags' names before the elector is built.
 import { hostname } from 'node:os';
+import type { Clock } from '../clock/clock.ts';
 import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
@@ -35,13 +36,13 @@ import { electionHealthCheck } from '../election/election-health.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
-import { createLogger, type LogLevel } from '../log/logger.ts';
+import { createLogger, type Logger, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import type { DaemonSetObject } from '../controller/agent-rollout.ts';
-import { createControllerMetrics } from '../controller/controller-metrics.ts';
+import { createControllerMetrics, type ControllerMetrics } from '../controller/controller-metrics.ts';
 import { createControllerServer } from '../controller/controller-server.ts';
 import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from '../controller/fleet-controller.ts';
 import { markerApi, NodeMarker, SILENT_TAINT_KEY } from '../controller/node-marker.ts';
@@ -170,22 +171,9 @@ export function parseControllerFlags(argv: readonly string[], env: Env): Command
   return parseCommandFlags(argv, env, CONTROLLER_COMMAND);
 }
 
-export async function runController(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
-  const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
-  if ('exit' in parsed) return parsed.exit;
-  const flags = parsed.flags;
-  const { clock } = io;
-  const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
-  let client: KubeClient;
-  try {
-    client = readerClient(flags, io);
-  } catch (err) {
-    io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
-    return err instanceof KubeConfigError ? 2 : 1;
-  }
-  const registry = new Registry();
-  const metrics = createControllerMetrics(registry);
-  const controller = new FleetController({
+/** The FleetController of this replica: the agents' Leases, the Nodes and the agent DaemonSet, watched; marks through a rate-limited marker. */
+function fleetController(flags: ControllerFlags, client: KubeClient, clock: Clock, metrics: ControllerMetrics, logger: Logger): FleetController {
+  return new FleetController({
     clock,
     leases: kubeListWatch<Lease>({
       client,
@@ -217,7 +205,11 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
     selector: flags.selector,
     monitorPeriodMs: flags.monitorPeriodMs,
   });
-  const elector = new LeaderElector({
+}
+
+/** The election, whose terms run the FleetController. */
+function leaderElector(flags: ControllerFlags, client: KubeClient, clock: Clock, metrics: ControllerMetrics, logger: Logger, controller: FleetController): LeaderElector {
+  return new LeaderElector({
     api: electionLeaseApi(client),
     clock,
     identity: flags.identity,
@@ -234,6 +226,25 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
     onStoppedLeading: () => metrics.leading.set(0),
     onNewLeader: (holder) => logger.info({ holder }, 'Observed leader'),
   });
+}
+
+export async function runController(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
+  const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
+  const flags = parsed.flags;
+  const { clock } = io;
+  const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
+  let client: KubeClient;
+  try {
+    client = readerClient(flags, io);
+  } catch (err) {
+    io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
+    return err instanceof KubeConfigError ? 2 : 1;
+  }
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry);
+  const controller = fleetController(flags, client, clock, metrics, logger);
+  const elector = leaderElector(flags, client, clock, metrics, logger, controller);
   // The gauge is read at scrape time on this replica's clock, so a starved leader reads 0 at once.
   metrics.leading.reset();
   const collect = (): void => metrics.leading.set(elector.isLeader() ? 1 : 0);
