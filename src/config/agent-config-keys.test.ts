@@ -15,12 +15,13 @@ import type { AgentConfig } from './agent-config-schema.ts';
 import { STUCK_WINDOW_SLACK_MS } from './agent-config-schema.ts';
 import { loadAgentConfig } from './load-agent-config.ts';
 
-function defaults(): AgentConfig {
-  const loaded = loadAgentConfig({ argv: ['--node-name', 'node-a'], env: {}, readFile: () => assert.fail('no file is read') });
+// Awaited, so the test reads the same whether the loader answers at once or with a promise.
+async function defaults(): Promise<AgentConfig> {
+  const loaded = await loadAgentConfig({ argv: ['--node-name', 'node-a'], env: {}, readFile: () => assert.fail('no file is read') });
   if (!loaded.ok) assert.fail(loaded.error.lines.join('\n'));
   return loaded.config;
 }
-const config = defaults();
+const config = await defaults();
 
 /** Every `<n> s`, `<n> min` or `<n> MiB` a cell names, in order, in ms (or bytes). */
 function amounts(cell: string): number[] {

@@ -116,6 +116,11 @@ export class Relister {
   get eventsDropped(): number {
     return this.#events.dropped;
   }
+
+  /** Ids known from the last successful relist (empty before one). */
+  get knownIds(): number {
+    return this.#lifecycle.size;
+  }
 }
 
 export function countListing(sandboxes: readonly PodSandbox[], containers: readonly Container[]): RelistCounts {
