@@ -31,7 +31,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { parseArgs, promisify } from 'node:util';
 import { SystemClock, wallMs } from '../src/clock/clock.ts';
-import { parseDuration } from '../src/config/duration.ts';
+import { parseDuration } from '../src/clock/duration.ts';
 import { createRuntimeClient } from '../src/cri/runtime-client.ts';
 import { Relister } from '../src/relist/relister.ts';
 import { startContainerd } from '../test/fixtures/containerd.ts';

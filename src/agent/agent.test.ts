@@ -12,7 +12,7 @@ import type { CallOptions, RuntimeStatus } from '../cri/types.ts';
 import { MemoryKube } from '../stand-ins/doubles/memory-kube.ts';
 import { createLogger, memorySink } from '../log/logger.ts';
 import { Agent } from './agent.ts';
-import { ResolvingRuntimeClient } from './resolving-runtime-client.ts';
+import { ResolvingRuntimeClient } from '../cri/resolving-runtime-client.ts';
 
 const NODE = 'node-a';
 const EACCES = 'RuntimeService/ListPodSandbox: rpc error: code = Unavailable desc = connect EACCES /run/containerd/containerd.sock';

@@ -298,7 +298,7 @@ describe('loadAgentConfig: the idle window is longer than the longest wait any l
       ['lease: the wait after a failure, with any Retry-After', retryDelayMs(1_000_000, Number.POSITIVE_INFINITY, c.renewIntervalMs)],
       ['status: its period', c.statusPeriodMs],
     ];
-    if (c.nodeCondition) waits.push(['condition: its recheck', c.leaseRecheckMs], ['condition: the backoff after a failed write', backoffMs(1_000_000)]);
+    if (c.nodeCondition) waits.push(['condition: its period, the relist period', c.relistPeriodMs], ['condition: the backoff after a failed write', backoffMs(1_000_000)]);
     return waits;
   }
 

@@ -12,10 +12,10 @@ import { runAgentCommand } from '../../src/cli/agent-command.ts';
 import { runCheck } from '../../src/cli/check-command.ts';
 import type { CommandIo } from '../../src/cli/command-io.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { runCleanup } from '../../src/cleanup/cleanup-command.ts';
-import { runController } from '../../src/controller/controller-command.ts';
-import { runDemo } from '../../src/demo/demo-command.ts';
-import { runFleet } from '../../src/fleet/fleet-command.ts';
+import { runCleanup } from '../../src/cli/cleanup-command.ts';
+import { runController } from '../../src/cli/controller-command.ts';
+import { runDemo } from '../../src/cli/demo-command.ts';
+import { runFleet } from '../../src/cli/fleet-command.ts';
 import { runBuiltCli } from '../support/run-cli.ts';
 
 type Run = (argv: string[], io: CommandIo, signal: AbortSignal) => Promise<number>;

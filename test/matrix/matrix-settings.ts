@@ -21,9 +21,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { DEFAULT_PERIOD_MS } from '../../src/condition/node-condition.ts';
 import { loadAgentConfig } from '../../src/config/load-agent-config.ts';
-import { parseDuration } from '../../src/config/duration.ts';
+import { parseDuration } from '../../src/clock/duration.ts';
 import { DEFAULT_MONITOR_PERIOD_MS } from '../../src/controller/fleet-controller.ts';
 import { DEFAULT_GRACE_MS } from '../../src/fleet/fleet-view.ts';
 import { KUBELET_DEFAULTS } from './kubelet-model.ts';
@@ -87,7 +86,7 @@ export function matrixSettings(name: 'ci' | 'defaults'): MatrixSettings {
     relistDeadlineMs: config.relistDeadlineMs,
     renewIntervalMs: config.renewIntervalMs,
     leaseRecheckMs: config.leaseRecheckMs,
-    conditionPeriodMs: DEFAULT_PERIOD_MS,
+    conditionPeriodMs: config.relistPeriodMs,
     graceMs,
     monitorPeriodMs: ci ? ms(CI_MONITOR_PERIOD) : DEFAULT_MONITOR_PERIOD_MS,
     fleetTickMs: 1_000,

@@ -1,7 +1,6 @@
 // The agent's config as it ships: every default, through the one schema the agent loads, for the
 // tests that hold the defaults' consequences (the verdict-order inequality, the docs' timing
 // budget, the dashboard's threshold) to the defaults themselves rather than to copies of them.
-import { DEFAULT_PERIOD_MS } from '../../src/condition/node-condition.ts';
 import type { AgentConfig } from '../../src/config/agent-config-schema.ts';
 import { loadAgentConfig } from '../../src/config/load-agent-config.ts';
 import type { NodepulseTimings } from './verdict-order.ts';
@@ -21,5 +20,5 @@ export function shippedAgentConfig(): AgentConfig {
 
 /** What verdict-order.ts reads of the shipped defaults. */
 export function shippedTimings(config: AgentConfig = shippedAgentConfig()): NodepulseTimings {
-  return { relistThresholdMs: config.relistThresholdMs, conditionPeriodMs: DEFAULT_PERIOD_MS, apiTimeoutMs: config.apiTimeoutMs };
+  return { relistThresholdMs: config.relistThresholdMs, conditionPeriodMs: config.relistPeriodMs, apiTimeoutMs: config.apiTimeoutMs };
 }

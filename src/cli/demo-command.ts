@@ -28,12 +28,12 @@ import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { address, goBool, logLevel, unixSocketUrl, type Address } from '../config/value-schemas.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime } from '../stand-ins/cri-runtime/sim-runtime.ts';
-import { runFleet } from '../fleet/fleet-command.ts';
+import { runFleet } from './fleet-command.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { targetForServer } from '../kube/kube-config.ts';
 import { createLogger, type LogLevel } from '../log/logger.ts';
-import type { CommandIo } from '../cli/command-io.ts';
-import { DemoTimeline } from './demo-timeline.ts';
+import type { CommandIo } from './command-io.ts';
+import { DemoTimeline } from '../demo/demo-timeline.ts';
 
 export const DEMO_NODE = 'demo-node';
 
