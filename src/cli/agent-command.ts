@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { Registry } from 'prom-client';
 import { Agent } from '../agent/agent.ts';
 import { DebugHookError, installDebugHooks } from '../agent/debug-hooks.ts';
-import { ResolvingRuntimeClient } from '../agent/resolving-runtime-client.ts';
+import { ResolvingRuntimeClient } from '../cri/resolving-runtime-client.ts';
 import { agentUsage } from '../config/agent-usage.ts';
 import { wantsHelp } from '../config/flag-grammar.ts';
 import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-config.ts';

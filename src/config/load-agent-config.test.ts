@@ -107,13 +107,13 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
       line: 'maxMessageSize: 2147483648 must be between 1Ki and 2147483647 bytes (gRPC takes a 32-bit limit) (from --max-message-size)',
     },
     // Cross-field rules.
-    { argv: [...N, '--relist-deadline', '5m'], line: 'relistDeadline: 5m must be shorter than relistThreshold (3m0s)' },
-    { argv: [...N, '--relist-deadline', '3m'], line: 'relistDeadline: 3m must be shorter than relistThreshold (3m0s)' },
+    { argv: [...N, '--relist-deadline', '5m'], line: 'relistDeadline: 5m must be shorter than relistThreshold (1m0s)' },
+    { argv: [...N, '--relist-deadline', '1m'], line: 'relistDeadline: 1m must be shorter than relistThreshold (1m0s)' },
     {
       argv: [...N, '--relist-period', '20s', '--relist-threshold', '20s', '--relist-deadline', '10s'],
       line: 'relistPeriod: 20s must be shorter than relistThreshold (20s)',
     },
-    { argv: [...N, '--stuck-window', '1m'], line: 'stuckWindow: 1m must be longer than relistDeadline (1m0s)' },
+    { argv: [...N, '--stuck-window', '20s'], line: 'stuckWindow: 20s must be longer than relistDeadline (20s)' },
     { argv: [...N, '--relist-period', '30s', '--idle-window', '30s'], line: 'idleWindow: 30s must be longer than relistPeriod (30s)' },
     { argv: [...N, '--renew-interval', '40s', '--idle-window', '50s'], line: 'renewInterval: 40s must be shorter than leaseDuration (40s)' },
     {
@@ -126,7 +126,7 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     },
     { argv: [...N, '--lease-recheck', '30s'], line: 'leaseRecheck: 30s must be shorter than idleWindow (30s)' },
     { argv: [...N, '--status-period', '30s'], line: 'statusPeriod: 30s must be shorter than idleWindow (30s)' },
-    { argv: [...N, '--status-deadline', '90s'], line: 'statusDeadline: 90s must be shorter than stuckWindow (1m30s (relistDeadline + 30s))' },
+    { argv: [...N, '--status-deadline', '90s'], line: 'statusDeadline: 90s must be shorter than stuckWindow (50s (relistDeadline + 30s))' },
     { argv: [...N, '--api-timeout', '41s'], line: 'apiTimeout: 41s must be no longer than leaseDuration (40s)' },
     {
       argv: [...N, '--renew-interval', '28847ms'],
@@ -139,7 +139,7 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     },
     {
       argv: [...N, '--api-timeout', '2m', '--lease-duration', '3m', '--renew-interval', '10s'],
-      line: 'apiTimeout: 2m must be shorter than stuckWindow (1m30s (relistDeadline + 30s))',
+      line: 'apiTimeout: 2m must be shorter than stuckWindow (50s (relistDeadline + 30s))',
     },
     // Flags themselves.
     { argv: [...N, '--relist-deadlin', '5m'], line: 'flag: --relist-deadlin must be a flag of nodepulse agent (did you mean --relist-deadline?)' },
@@ -168,7 +168,7 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
 
   it('reports every broken cross-field rule at once', () => {
     assert.deepEqual(errorsOf([...N, '--relist-deadline', '5m', '--idle-window', '1s']), [
-      'relistDeadline: 5m must be shorter than relistThreshold (3m0s)',
+      'relistDeadline: 5m must be shorter than relistThreshold (1m0s)',
       'idleWindow: 1s must be longer than relistPeriod (1s)',
       'renewInterval: 10s (leaseDuration × 0.25) must be shorter than idleWindow (1s) with 4% jitter added, or the lease loop reads as stalled between renewals',
       'leaseRecheck: 1s must be shorter than idleWindow (1s)',
@@ -202,7 +202,7 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
   it('a rejected value carries the ZodError as its cause; a rejected argv has none to carry', () => {
     const bad = load([...N, '--relist-deadline', '5m']);
     assert.ok(!bad.ok && bad.error.cause instanceof ZodError, 'a cross-field rule: the cause is a ZodError');
-    assert.deepEqual(bad.error.cause.issues.map((i) => [i.path.join('.'), i.message]), [['relistDeadline', 'shorter than relistThreshold (3m0s)']]);
+    assert.deepEqual(bad.error.cause.issues.map((i) => [i.path.join('.'), i.message]), [['relistDeadline', 'shorter than relistThreshold (1m0s)']]);
     const typo = load([...N, '--relist-period', 'soon']);
     assert.ok(!typo.ok && typo.error.cause instanceof ZodError, 'a single key: the cause is a ZodError');
     assert.equal(typo.error.code, 'config_invalid');
@@ -239,7 +239,7 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
     assert.equal(configOf([...N, '--max-message-size', '1Ki']).config.maxMessageSizeBytes, 1024);
     assert.equal(configOf([...N, '--max-message-size', '2147483647']).config.maxMessageSizeBytes, 2_147_483_647);
     assert.equal(configOf([...N, '--renew-interval', '28846ms']).config.renewIntervalMs, 28_846, '28846 × 1.04 < 30000');
-    assert.equal(configOf([...N, '--stuck-window', '1m0s1ms']).config.stuckWindowMs, 60_001, 'one ms past relistDeadline');
+    assert.equal(configOf([...N, '--stuck-window', '20.001s']).config.stuckWindowMs, 20_001, 'one ms past relistDeadline');
   });
 
   it("reads a boolean as Go's strconv.ParseBool does, and nothing else", () => {
@@ -259,10 +259,10 @@ describe('loadAgentConfig: every rule has its exact error line', () => {
       renewIntervalMs: 10_000,
       leaseRecheckMs: 1_000,
       relistPeriodMs: 1_000,
-      relistThresholdMs: 180_000,
-      relistDeadlineMs: 60_000,
+      relistThresholdMs: 60_000,
+      relistDeadlineMs: 20_000,
       idleWindowMs: 30_000,
-      stuckWindowMs: 90_000,
+      stuckWindowMs: 50_000,
       maxMessageSizeBytes: 16_777_216,
       statusPeriodMs: 5_000,
       statusDeadlineMs: 10_000,
@@ -298,7 +298,7 @@ describe('loadAgentConfig: the idle window is longer than the longest wait any l
       ['lease: the wait after a failure, with any Retry-After', retryDelayMs(1_000_000, Number.POSITIVE_INFINITY, c.renewIntervalMs)],
       ['status: its period', c.statusPeriodMs],
     ];
-    if (c.nodeCondition) waits.push(['condition: its recheck', c.leaseRecheckMs], ['condition: the backoff after a failed write', backoffMs(1_000_000)]);
+    if (c.nodeCondition) waits.push(['condition: its period, the relist period', c.relistPeriodMs], ['condition: the backoff after a failed write', backoffMs(1_000_000)]);
     return waits;
   }
 
@@ -347,7 +347,7 @@ describe('loadAgentConfig: sources and precedence', () => {
     assert.equal(result.config.nodeName, 'from-nodepulse-env');
     assert.equal(result.config.idleWindowMs, 35_000);
     assert.equal(result.config.statusPeriodMs, 3_000);
-    assert.equal(result.config.relistDeadlineMs, 60_000);
+    assert.equal(result.config.relistDeadlineMs, 20_000);
     assert.equal(result.sources.relistPeriod, '--relist-period');
     assert.equal(result.sources.nodeName, 'NODEPULSE_NODE_NAME');
     assert.equal(result.sources.idleWindow, 'NODEPULSE_IDLE_WINDOW');
@@ -431,7 +431,7 @@ describe('printableConfig', () => {
   it('shows durations as strings and every key', () => {
     const printable = printableConfig(configOf([...N, '--kubeconfig', '/k', '--cri-endpoint', 'unix:///run/crio/crio.sock']).config);
     assert.deepEqual(Object.keys(printable), [...AGENT_CONFIG_KEYS]);
-    assert.equal(printable['relistThreshold'], '3m0s');
+    assert.equal(printable['relistThreshold'], '1m0s');
     assert.equal(printable['renewInterval'], '10s');
     assert.equal(printable['maxMessageSize'], '16Mi');
     assert.equal(printable['nodeCondition'], true);

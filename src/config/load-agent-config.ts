@@ -17,7 +17,7 @@
 //   4. defaults: agent-config-keys.ts.
 //
 // Error lines read `key: value must be rule` (config-error.ts), e.g.
-//   relistDeadline: 5m must be shorter than relistThreshold (3m0s)
+//   relistDeadline: 5m must be shorter than relistThreshold (1m0s)
 //   relistPeriod: fast must be a duration such as 500ms, 10s or 3m (from --relist-period)
 //   colour: blue must be a known key (in config file /etc/nodepulse/config.yaml)
 // Problems with argv stop the load before the file is read; a file that cannot be read, parsed

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { OUR_LEASES_SELECTOR } from '../../src/cleanup/cleanup-command.ts';
+import { OUR_LEASES_SELECTOR } from '../../src/cli/cleanup-command.ts';
 import { electionLeaseApi } from '../../src/election/election-lease-api.ts';
 import { releasedSpec } from '../../src/election/election-step.ts';
 import { ELECTION_LABELS, LeaderElector } from '../../src/election/leader-elector.ts';
@@ -227,7 +227,7 @@ export const LEASE_ROWS: readonly Row[] = [
   {
     name: 'lease LIST by label, one page (fleet and the controller)',
     sends: [`GET ${LEASES}${LIST_QUERY}`],
-    product: 'kube/list-watch.ts kubeListWatch list, path and selector from fleet/fleet-command.ts and controller/controller-command.ts',
+    product: 'kube/list-watch.ts kubeListWatch list, path and selector from cli/fleet-command.ts and cli/controller-command.ts',
     expect: 'ok',
     async run(ctx) {
       for (const what of ['list-a', 'list-b']) await createLease(ctx, agentLease(ctx.name(what), ctx.namespace, ctx.clock));
@@ -262,7 +262,7 @@ export const LEASE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: LIST of our leases by a set-based selector (the agents\' and the election\'s), then DELETE each',
     sends: [`GET ${LEASES}${LIST_QUERY}`, `DELETE ${LEASE}`],
-    product: 'cleanup/cleanup-command.ts #listLeases (OUR_LEASES_SELECTOR) and #deleteLease',
+    product: 'cli/cleanup-command.ts #listLeases (OUR_LEASES_SELECTOR) and #deleteLease',
     expect: 'ok',
     async run(ctx) {
       await createLease(ctx, agentLease(ctx.name('ours-agent'), ctx.namespace, ctx.clock));
@@ -283,7 +283,7 @@ export const LEASE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: DELETE of a lease already gone: 404 NotFound (counted as deleted)',
     sends: [`DELETE ${LEASE}`],
-    product: 'cleanup/cleanup-command.ts #deleteLease',
+    product: 'cli/cleanup-command.ts #deleteLease',
     expect: { code: 'not_found', status: 404, reason: 'NotFound' },
     run: (ctx) => observe(() => ctx.client().request({ method: 'DELETE', path: `${leasesPath(ctx)}/${ctx.name('gone')}`, what: 'DELETE leases gone' })),
   },

@@ -1,5 +1,5 @@
 // The conformance table's rows on Nodes: the condition writer (condition/node-condition.ts), the
-// controller's marks (controller/node-marker.ts), cleanup (cleanup/cleanup-command.ts) and the
+// controller's marks (controller/node-marker.ts), cleanup (cli/cleanup-command.ts) and the
 // readers; and the rest: an Event's bounds, the controller's DaemonSet view, cleanup's Pods.
 // conformance-table.ts says what a row is.
 import assert from 'node:assert/strict';
@@ -46,10 +46,10 @@ export const NODE_ROWS: readonly Row[] = [
       const node = await kubeletNode(ctx, 'condition');
       const calls: Array<{ call: string; outcome: Outcome | string }> = [];
       const condition = new NodeCondition({
-        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, logger: silentLogger(),
+        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, periodMs: 1_000, logger: silentLogger(),
       });
       await condition.tick(new AbortController().signal);
-      return { outcome: 'ok', read: { calls, snapshot: condition.snapshot(), node: nodeAsRead(await getNode(ctx, node.name), ctx.rv) } };
+      return { outcome: 'ok', read: { calls, node: nodeAsRead(await getNode(ctx, node.name), ctx.rv) } };
     },
   },
   {
@@ -61,7 +61,7 @@ export const NODE_ROWS: readonly Row[] = [
       const node = await kubeletNode(ctx, 'refresh');
       const calls: Array<{ call: string; outcome: Outcome | string }> = [];
       const condition = new NodeCondition({
-        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, refreshMs: 60_000, logger: silentLogger(),
+        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, periodMs: 1_000, refreshMs: 60_000, logger: silentLogger(),
       });
       const signal = new AbortController().signal;
       await condition.tick(signal);
@@ -123,7 +123,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: strategic PATCH deleting our condition by type ($patch: delete), the kubelet\'s kept',
     sends: [`PATCH ${NODE}/status ${STRATEGIC}`],
-    product: 'cleanup/cleanup-command.ts with cleanup/node-leftovers.ts CONDITION_DELETE_PATCH',
+    product: 'cli/cleanup-command.ts with cleanup/node-leftovers.ts CONDITION_DELETE_PATCH',
     expect: 'ok',
     async run(ctx) {
       const node = await kubeletNode(ctx, 'delete-condition', { conditions: [OUR_STALE_CONDITION] });
@@ -133,7 +133,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: $patch: delete of a condition the Node does not carry changes nothing',
     sends: [`PATCH ${NODE}/status ${STRATEGIC}`],
-    product: 'cleanup/cleanup-command.ts (a second pass)',
+    product: 'cli/cleanup-command.ts (a second pass)',
     expect: 'ok',
     async run(ctx) {
       const node = await kubeletNode(ctx, 'delete-absent');
@@ -144,7 +144,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: JSON PATCH removing our taint, guarded by a test of what was read',
     sends: [`PATCH ${NODE} ${JSON_PATCH}`],
-    product: 'cleanup/cleanup-command.ts with cleanup/node-leftovers.ts taintRemovalPatch',
+    product: 'cli/cleanup-command.ts with cleanup/node-leftovers.ts taintRemovalPatch',
     expect: 'ok',
     async run(ctx) {
       const node = await kubeletNode(ctx, 'taint-removal', { taints: [OTHER_TAINT, SILENT_TAINT, UNREACHABLE_TAINT] });
@@ -155,7 +155,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: JSON PATCH whose test no longer holds (another writer moved the taints): 422 Invalid',
     sends: [`PATCH ${NODE} ${JSON_PATCH}`],
-    product: 'cleanup/cleanup-command.ts (reads the Node again and retries)',
+    product: 'cli/cleanup-command.ts (reads the Node again and retries)',
     expect: { code: 'invalid', status: 422, reason: 'Invalid' },
     async run(ctx) {
       const node = await kubeletNode(ctx, 'taint-moved', { taints: [OTHER_TAINT, SILENT_TAINT] });
@@ -248,7 +248,7 @@ export const NODE_ROWS: readonly Row[] = [
       `GET ${DAEMONSETS}?fieldSelector&limit`, `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersion&timeoutSeconds&watch`,
       `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersionMatch&sendInitialEvents&timeoutSeconds&watch`,
     ],
-    product: 'controller/controller-command.ts (the agent DaemonSet by name), controller/agent-rollout.ts agentDaemonSet',
+    product: 'cli/controller-command.ts (the agent DaemonSet by name), controller/agent-rollout.ts agentDaemonSet',
     expect: 'ok',
     async run(ctx) {
       const name = ctx.name('ds');
@@ -285,7 +285,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'Pod LIST by label in the agent namespace (cleanup waits for the agents to go)',
     sends: [`GET ${PODS}${LIST_QUERY}`],
-    product: 'cleanup/cleanup-command.ts #listPods',
+    product: 'cli/cleanup-command.ts #listPods',
     expect: 'ok',
     async run(ctx) {
       const path = `/api/v1/namespaces/${ctx.namespace}/pods`;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { loadAgentConfig } from '../../src/config/load-agent-config.ts';
-import { parseControllerFlags } from '../../src/controller/controller-command.ts';
+import { parseControllerFlags } from '../../src/cli/controller-command.ts';
 import { helmRunner, only, renderKustomizeOverlay, type K8sObject } from './render.ts';
 
 const helm = helmRunner();

@@ -144,7 +144,7 @@ describe('bad input through the built CLI: exit 2, one line per problem on stder
     },
     { what: 'a config file over 1 MiB', argv: [...base, '--config', big], stderr: `config: ${big} must be a readable file (1048579 bytes is larger than 1048576)\n` },
     { what: 'a directory as the config file', argv: [...base, '--config', join(dir, 'a-directory')], stderr: `config: ${join(dir, 'a-directory')} must be a readable file (EISDIR: illegal operation on a directory, read)\n` },
-    { what: 'a cross-field rule from a file', argv: [...base, '--config', write('deadline.yaml', 'relistDeadline: 5m\n')], stderr: 'relistDeadline: 5m must be shorter than relistThreshold (3m0s)\n' },
+    { what: 'a cross-field rule from a file', argv: [...base, '--config', write('deadline.yaml', 'relistDeadline: 5m\n')], stderr: 'relistDeadline: 5m must be shorter than relistThreshold (1m0s)\n' },
     // Malformed kubeconfigs.
     { what: 'a missing kubeconfig', argv: [...base, '--kubeconfig', join(dir, 'nope')], stderr: `kubeconfig: ${join(dir, 'nope')} must be a readable file (ENOENT: no such file or directory, stat '${join(dir, 'nope')}')\n` },
     {

@@ -12,7 +12,7 @@ import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-se
 import { KUBECONFIG_CONTEXT, kubeconfigDocument, writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { EXIT_ALL_FRESH, EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_NOT_FRESH, runFleet } from '../../src/fleet/fleet-command.ts';
+import { EXIT_ALL_FRESH, EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_NOT_FRESH, runFleet } from '../../src/cli/fleet-command.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
 
@@ -230,7 +230,7 @@ test('fleet: --observe judges on the reader\'s clock: a lease that moves is Fres
 
 test('fleet: runs as a kubectl plugin through the real kubectl', async (t) => {
   const main = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-  const fleetJs = join(ROOT, 'dist', 'src', 'fleet', 'fleet-command.js');
+  const fleetJs = join(ROOT, 'dist', 'src', 'cli', 'fleet-command.js');
   if (!existsSync(main) || !existsSync(fleetJs)) {
     if (process.env['CI'] === 'true') throw new Error(`precondition: ${main} must be built (npm run build) before the tests`);
     t.skip('needs npm run build (dist/src/cli/main.js)');

@@ -16,14 +16,14 @@
 //
 // Failure modes: readerClient() rejects with the KubeConfigError of a kubeconfig that cannot work
 // (the command exits 2 on it); anything else it rejects with is a failure to start (exit 1).
-import type { CommandIo } from '../cli/command-io.ts';
-import { formatDuration } from '../config/duration.ts';
+import type { CommandIo } from './command-io.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, filePath, text, type Timed } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { readerAuth } from '../kube/reader-auth.ts';
-import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from './fleet-view.ts';
-import { parseLabelSelector, SelectorError, type LabelSelector } from './label-selector.ts';
+import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from '../fleet/fleet-view.ts';
+import { parseLabelSelector, SelectorError, type LabelSelector } from '../fleet/label-selector.ts';
 
 export interface ReaderFlags {
   /** --kubeconfig; undefined: $KUBECONFIG, else ~/.kube/config, else in-cluster. */

@@ -29,25 +29,25 @@ import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
 import { checkCrossFieldRules, type CrossFieldRule } from '../config/cross-field-rules.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, readAll, type ListWatchSource } from '../kube/list-watch.ts';
-import type { LabelSelector } from './label-selector.ts';
+import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
-import { renderJson, renderTable, type ReportContext } from './fleet-report.ts';
+import { renderJson, renderTable, type ReportContext } from '../fleet/fleet-report.ts';
 import {
   AGENT_LEASE_SELECTOR,
   FleetView,
   leaseRenewMicros,
   nodeRecord,
-} from './fleet-view.ts';
-import type { NodeReadiness } from './readiness.ts';
-import { summarizeFleet } from './readiness.ts';
-import type { CommandIo } from '../cli/command-io.ts';
+} from '../fleet/fleet-view.ts';
+import type { NodeReadiness } from '../fleet/readiness.ts';
+import { summarizeFleet } from '../fleet/readiness.ts';
+import type { CommandIo } from './command-io.ts';
 
 const FLEET_SPECS: readonly FlagSpec[] = [
   valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),
