@@ -28,7 +28,7 @@
 // remove from which Node, and changes nothing.
 //
 // The kubeconfig is read as kubectl reads it (--kubeconfig, KUBECONFIG, ~/.kube/config, else the
-// pod's service account; --context), through client-node's KubeConfig, as fleet reads it.
+// pod's service account; --context), as fleet reads it (kube/reader-auth.ts).
 //
 // Exit codes (0, 2 and 3 as fleet's):
 // | code | meaning                                                                              |
@@ -175,7 +175,7 @@ export async function runCleanup(argv: string[], io: CommandIo, signal?: AbortSi
   const flags = parsed.flags;
   let client: KubeClient;
   try {
-    client = readerClient(flags, io);
+    client = await readerClient(flags, io);
   } catch (err) {
     io.stderr.write(`nodepulse cleanup: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;

@@ -236,7 +236,7 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
   let client: KubeClient;
   try {
-    client = readerClient(flags, io);
+    client = await readerClient(flags, io);
   } catch (err) {
     io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? 2 : 1;

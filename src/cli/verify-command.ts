@@ -154,7 +154,7 @@ export async function runVerify(argv: string[], io: CommandIo, signal?: AbortSig
   const flags = parsed.flags;
   let client: KubeClient;
   try {
-    client = readerClient(flags, io);
+    client = await readerClient(flags, io);
   } catch (err) {
     io.stderr.write(`nodepulse verify: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;

@@ -16,7 +16,7 @@ import { listAsRead, nodeAsRead, observe, watchAsRead, type Outcome } from './co
 import type { ApiAnswer } from './api-request.ts';
 import {
   believed, DAEMONSETS, EVENTS, getNode, HEALTHY, JSON_PATCH, kubeletNode, LIST_QUERY, markerFor, MERGE, NODE, NODES, OTHER_TAINT, OUR_STALE_CONDITION, PODS,
-  recording, type Row, SILENT_TAINT, silentLogger, staleReading, STRATEGIC, UNREACHABLE_TAINT, watchToEnd,
+  recording, type Row, SILENT_TAINT, silentLogger, staleReading, STRATEGIC, streamingListUntil, UNREACHABLE_TAINT, watchToEnd,
 } from './conformance-row.ts';
 
 export const NODE_ROWS: readonly Row[] = [
@@ -208,6 +208,23 @@ export const NODE_ROWS: readonly Row[] = [
     },
   },
 
+  {
+    name: 'node streaming list (WATCH with sendInitialEvents): each Node ADDED, the BOOKMARK that ends the initial events, then a status write',
+    sends: [`GET ${NODES}?allowWatchBookmarks&resourceVersionMatch&sendInitialEvents&timeoutSeconds&watch`],
+    product: 'kube/list-watch.ts kubeListWatch watchList of /api/v1/nodes: the informer\'s first read and fleet\'s one listing (readAll)',
+    expect: 'ok',
+    async run(ctx) {
+      const a = await kubeletNode(ctx, 'stream-a', { conditions: [OUR_STALE_CONDITION] });
+      await kubeletNode(ctx, 'stream-b', { taints: [SILENT_TAINT] });
+      const source = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes', random: () => 0 });
+      const ours = (n: Node): boolean => n.metadata.name?.startsWith(ctx.name('stream-')) === true;
+      const events = await streamingListUntil(source, {
+        live: () => ctx.client().patchNodeStatus(a.name, { status: { conditions: [{ ...OUR_STALE_CONDITION, status: 'False', reason: 'RelistHealthy', message: 'relist was last seen active 1s ago' }] } }),
+        done: (seen) => seen.some((e) => e.type === 'MODIFIED' && e.object.metadata.name === a.name),
+      });
+      return { outcome: 'ok', read: watchAsRead(events, (n) => nodeAsRead(n, ctx.rv), ours) };
+    },
+  },
   // Events (events.k8s.io/v1 in `default`), beyond those the rows above send.
   {
     name: 'Event POST with a note over 1 KiB: 422 Invalid (the bound the writers truncate to)',
@@ -226,8 +243,11 @@ export const NODE_ROWS: readonly Row[] = [
 
   // The controller's other watch, and cleanup's pods.
   {
-    name: 'DaemonSet LIST and WATCH by name (fieldSelector): the controller\'s rollout view',
-    sends: [`GET ${DAEMONSETS}?fieldSelector&limit`, `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersion&timeoutSeconds&watch`],
+    name: 'DaemonSet LIST, WATCH and streaming list by name (fieldSelector): the controller\'s rollout view',
+    sends: [
+      `GET ${DAEMONSETS}?fieldSelector&limit`, `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersion&timeoutSeconds&watch`,
+      `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersionMatch&sendInitialEvents&timeoutSeconds&watch`,
+    ],
     product: 'cli/controller-command.ts (the agent DaemonSet by name), controller/agent-rollout.ts agentDaemonSet',
     expect: 'ok',
     async run(ctx) {
@@ -258,7 +278,8 @@ export const NODE_ROWS: readonly Row[] = [
       const events = await watchToEnd(ctx.client(), path, { fieldSelector: `metadata.name=${name}`, resourceVersion: page.metadata.resourceVersion ?? '' }, {
         live: () => annotate(ctx.name('ds-other')),
       });
-      return { outcome: 'ok', read: { list: listAsRead(page, agentDaemonSet), watch: watchAsRead(events as WatchEvent<DaemonSetObject>[], agentDaemonSet) } };
+      const streamed = await streamingListUntil(source, { done: () => true });
+      return { outcome: 'ok', read: { list: listAsRead(page, agentDaemonSet), watch: watchAsRead(events as WatchEvent<DaemonSetObject>[], agentDaemonSet), streamingList: watchAsRead(streamed, agentDaemonSet) } };
     },
   },
   {

@@ -133,7 +133,7 @@ describe('nodepulse fleet with one kubeconfig of three contexts, over TLS', { ti
     const r = await fleet(['--context', 'down', '-o', 'json'], { KUBECONFIG: kubeconfig });
     assert.equal(r.code, EXIT_API_FAILED);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^nodepulse fleet: LIST \/\S+: ECONNREFUSED/);
+    assert.match(r.stderr, /^nodepulse fleet: LIST \/\S+: ECONNREFUSED/, 'the streaming list, then the pages it falls back to, refused');
   });
 
   it('with no --kubeconfig and no KUBECONFIG, $HOME/.kube/config is read (its current-context, exec)', async () => {
