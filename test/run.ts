@@ -24,7 +24,9 @@ import { globSync } from 'node:fs';
 import { basename } from 'node:path';
 import { SystemClock } from '../src/clock/clock.ts';
 import { leftovers, readState } from './cluster/cluster.ts';
+import { pidsUnder } from './cluster/cgroups.ts';
 import { isRunning } from './cluster/daemon.ts';
+import { CGROUP_ROOT } from './cluster/layout.ts';
 import { missingForCluster } from './cluster/requirements.ts';
 
 /** The shared cluster of phase 3: what the cluster tests need, and no more. */
@@ -104,8 +106,13 @@ if (phases.lifecycle.length + phases.shared.length > 0 && !interrupted) {
   }
   const env = { ...process.env, ...(unavailable === undefined ? {} : { NODEPULSE_CLUSTER_UNAVAILABLE: unavailable }) };
 
+  // The cluster slot is the machine's (its addresses and cgroup root are fixed), but a state file is
+  // one folder's: a cluster whose processes live while this folder has no state belongs to another
+  // folder (NODEPULSE_CLUSTER_DIR), and is left alone; its slot stays taken and the tests say so.
   const found = readState();
-  const dead = found === undefined ? leftovers().length > 0 : !found.daemons.every(isRunning);
+  const foreign = found === undefined && pidsUnder(CGROUP_ROOT).length > 0;
+  const dead = found === undefined ? !foreign && leftovers().length > 0 : !found.daemons.every(isRunning);
+  if (foreign) console.log(`test/run.ts: a test cluster of another folder is running (processes in ${CGROUP_ROOT}); it is left alone`);
   if (dead || (ci && found !== undefined)) {
     const why = dead ? 'what a cluster no longer running left behind' : 'the test cluster already up (under CI=true this checkout brings up its own)';
     console.log(`test/run.ts: taking down ${why}`);
