@@ -24,8 +24,11 @@ import { SystemClock } from '../src/clock/clock.ts';
 import { readState } from './cluster/cluster.ts';
 import { missingForCluster } from './cluster/requirements.ts';
 
-/** The shared cluster of phase 3: what the cluster tests need, and no more. */
-const SHARED_CLUSTER_ARGS = ['--control-plane-only'];
+/**
+ * The shared cluster of phase 3: two nodes (so every test sees more than one), and containerd
+ * sockets root:64321 0660 (the non-root install's socket group; root still connects).
+ */
+const SHARED_CLUSTER_ARGS = ['--nodes', '2', '--socket-gid', '64321'];
 const CLUSTER_DIR = 'test/cluster/';
 
 const clock = new SystemClock();
