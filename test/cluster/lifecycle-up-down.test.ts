@@ -143,7 +143,8 @@ function iptablesRules(): string[] {
  * namespace, or in another (a node's). Each process's own view of /proc/net is read.
  */
 function listeningAddresses(pids: readonly number[], rootNet: string): { root: string[]; node: string[] } {
-  const found = { root: new Set<string>(), node: new Set<string>() };
+  // Lists, not sets: the same address:port in two nodes' namespaces is two sockets.
+  const found = { root: [] as string[], node: [] as string[] };
   for (const pid of pids) {
     try {
       const inodes = new Set<string>();
@@ -155,14 +156,14 @@ function listeningAddresses(pids: readonly number[], rootNet: string): { root: s
       for (const table of ['tcp', 'tcp6']) {
         for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
           const f = line.trim().split(/\s+/);
-          if (f[3] === '0A' && f[9] !== undefined && inodes.has(f[9])) where.add(decodeAddress(f[1] ?? '')); // 0A: LISTEN
+          if (f[3] === '0A' && f[9] !== undefined && inodes.has(f[9])) where.push(decodeAddress(f[1] ?? '')); // 0A: LISTEN
         }
       }
     } catch {
       // exited meanwhile
     }
   }
-  return { root: [...found.root].sort(), node: [...found.node].sort() };
+  return { root: found.root.sort(), node: found.node.sort() };
 }
 
 function safeReadlink(path: string): string {
