@@ -125,7 +125,7 @@ export async function startNode(options: NodeOptions): Promise<NodeHandle> {
 
   log(`${name}: containerd`);
   writeFileSync(path('cni', 'template.json'), cniTemplate(path('cni', 'ipam')));
-  writeFileSync(path('containerd', 'config.toml'), containerdConfig(dir, options.socketGid));
+  writeContainerdConfig(dir, { ...(options.socketGid === undefined ? {} : { socketGid: options.socketGid }), address: CONTAINERD_SOCKET });
   const containerd = start('containerd', ['containerd', '--config', path('containerd', 'config.toml'), '--log-level', 'warn']);
   const hostSocket = path(RUN_CONTAINERD, 'containerd.sock');
   const ctr = (args: readonly string[], timeoutMs = 10_000): string =>
@@ -205,7 +205,12 @@ function anchorScript(name: string, dir: string): string {
   ].join('\n');
 }
 
-function containerdConfig(dir: string, socketGid: number | undefined): string {
+/** Writes the node's containerd config.toml: its socket at `address` (a path inside the node, under /run/containerd). */
+export function writeContainerdConfig(dir: string, o: { socketGid?: number; address: string }): void {
+  writeFileSync(join(dir, 'containerd', 'config.toml'), containerdConfig(dir, o.socketGid, o.address));
+}
+
+function containerdConfig(dir: string, socketGid: number | undefined, address: string): string {
   const q = (s: string): string => JSON.stringify(s);
   return [
     'version = 2',
@@ -213,7 +218,7 @@ function containerdConfig(dir: string, socketGid: number | undefined): string {
     'state = "/run/containerd"',
     '',
     '[grpc]',
-    `  address = ${q(CONTAINERD_SOCKET)}`,
+    `  address = ${q(address)}`,
     ...(socketGid === undefined ? [] : [`  gid = ${socketGid}`]),
     '',
     '[plugins."io.containerd.grpc.v1.cri"]',
