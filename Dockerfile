@@ -1,13 +1,27 @@
 # syntax=docker/dockerfile:1
 #
-# nodepulse agent image: `docker build -t nodepulse:0.1.0 .`
+# nodepulse agent image, one per architecture (amd64, arm64):
+#   docker buildx build --platform linux/amd64,linux/arm64 -t nodepulse:0.1.0 .
 #
-# Three stages on Node.js 24 LTS (Debian bookworm, slim):
-# - build:  every dependency, then `tsc -p tsconfig.build.json` into dist/;
-# - deps:   production dependencies only (`npm ci --omit=dev`), so no compiler, linter, test
-#           tool or the devDependency `node` binary reaches the image;
-# - final:  the Node.js runtime, dist/, proto/ and the production node_modules, nothing else.
-#           npm, npx, corepack and yarn are removed: the agent never installs anything.
+# Two stages:
+# - build:  on the BUILD machine's platform, whatever the target: every dependency, then
+#           `tsc -p tsconfig.build.json` into dist/, then scripts/bundle.ts, which bundles the
+#           commands and the production packages they import into bundle/ (about 3 MiB of
+#           JavaScript, the CRI proto, the bundled packages' licenses). JavaScript is the same on
+#           every architecture, so an arm64 image needs no arm64 program to run during its build.
+# - final:  RUNTIME_IMAGE, the TARGET platform's Node.js and only what it needs to run (glibc,
+#           libstdc++, libgcc_s, CA certificates, root and nonroot 65532 in /etc/passwd; no
+#           shell, no npm, no package manager), plus bundle/. COPY steps only: no emulation.
+#           The image holds no node_modules, no compiler, no test tool, no dev dependency.
+#
+# BUILDPLATFORM and TARGETPLATFORM are the ones BuildKit sets; buildah 1.28 sets only
+# TARGETPLATFORM (from --platform), so scripts/build-image.ts passes BUILDPLATFORM itself. The
+# final stage names its platform although it is the default: buildah 1.28 otherwise looks for
+# its base on the previous stage's platform.
+#
+# NODE_IMAGE and RUNTIME_IMAGE name the same Node.js release. RUNTIME_IMAGE is assembled by
+# scripts/runtime-base.ts (for each architecture, from Debian's packages and the npm package
+# node-linux-<cpu>), not pulled: no registry publishes it.
 #
 # Root: the image runs as uid 0 ONLY because the CRI socket (containerd's or CRI-O's) is
 # root:root 0660. The manifests drop every capability, forbid privilege escalation, make the
@@ -15,29 +29,27 @@
 # can call read-only RPCs only. Where the socket has a group of its own (containerd's
 # `[grpc] gid`), the manifests' non-root mode runs it as uid 65532 with that group instead.
 #
-# Built without Docker or a registry by scripts/build-image.ts (`npm run image`): podman, on a
-# base assembled locally under the NODE_IMAGE name. Architecture: amd64 only (docs/install.md).
+# Built without Docker or a registry by scripts/build-image.ts (`npm run image`): podman, on
+# bases assembled locally under the NODE_IMAGE and RUNTIME_IMAGE names, once per architecture,
+# then a manifest list of both (docs/install.md).
 
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+ARG RUNTIME_IMAGE=localhost/nodepulse-runtime:24.21.0-bookworm
 
-FROM ${NODE_IMAGE} AS build
+FROM --platform=${BUILDPLATFORM} ${NODE_IMAGE} AS build
 WORKDIR /src
 COPY package.json package-lock.json ./
 # --ignore-scripts: the devDependency `node` would otherwise fetch a second Node.js binary.
 RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
+COPY scripts/bundle.ts ./scripts/
 COPY src ./src
 COPY proto ./proto
-RUN npm run build
+RUN npm run build && npm run bundle
 
-FROM ${NODE_IMAGE} AS deps
-WORKDIR /src
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
- && npm cache clean --force
-
-FROM ${NODE_IMAGE} AS final
+FROM --platform=${TARGETPLATFORM} ${RUNTIME_IMAGE} AS final
 ARG NODE_IMAGE
+ARG RUNTIME_IMAGE
 ARG VERSION=0.1.0
 # The commit the image was built from (scripts/build-image.ts passes `git rev-parse HEAD`).
 ARG REVISION=unknown
@@ -47,16 +59,10 @@ LABEL org.opencontainers.image.title="nodepulse" \
       org.opencontainers.image.licenses="Apache-2.0" \
       org.opencontainers.image.source="https://github.com/nodepulse/nodepulse" \
       org.opencontainers.image.revision="${REVISION}" \
-      org.opencontainers.image.base.name="${NODE_IMAGE}"
-RUN rm -rf /usr/local/lib/node_modules/npm /usr/local/lib/node_modules/corepack \
-           /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack \
-           /opt/yarn-* /usr/local/bin/yarn /usr/local/bin/yarnpkg
+      org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 WORKDIR /opt/nodepulse
 ENV NODE_ENV=production
-COPY --from=deps /src/node_modules ./node_modules
-COPY --from=build /src/dist ./dist
-COPY --from=build /src/proto ./proto
-COPY package.json ./
+COPY --from=build /src/bundle ./
 EXPOSE 9356
-# `nodepulse agent`: the package's bin is dist/src/cli/main.js.
+# `nodepulse agent`: the package's bin is dist/src/cli/main.js, and so is the bundle's entry.
 ENTRYPOINT ["node", "dist/src/cli/main.js", "agent"]

@@ -1,6 +1,8 @@
-// The base image the Dockerfile's `FROM ${NODE_IMAGE}` names, assembled here as a tar, because no
-// container registry is reachable from the machines this project builds on (only npm's and
-// Debian's package registries are).
+// The base image of the Dockerfile's build stage, `FROM ${NODE_IMAGE}`, assembled here as a tar,
+// because no container registry is reachable from the machines this project builds on (only
+// npm's and Debian's package registries are). The build stage runs on this machine's platform
+// whatever the image's, so there is one, this machine's; the final stage's base is
+// runtime-base.ts's.
 //
 // What goes in (a stand-in for the official Node.js bookworm-slim image, not a copy of it):
 //   - Debian bookworm, `mmdebstrap --variant=minbase --include=ca-certificates`, without the

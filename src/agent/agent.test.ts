@@ -15,6 +15,7 @@ import { Agent } from './agent.ts';
 import { ResolvingRuntimeClient } from './resolving-runtime-client.ts';
 
 const NODE = 'node-a';
+const EACCES = 'RuntimeService/ListPodSandbox: rpc error: code = Unavailable desc = connect EACCES /run/containerd/containerd.sock';
 
 /** The scripted runtime, counting Status calls, and able to leave them hanging. */
 class StatusRuntime extends ScriptedRuntimeClient {
@@ -58,9 +59,10 @@ async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { run
   t.after(() => agent.close());
   const url = `http://127.0.0.1:${address.port}`;
   /** One second of the agent's life: answer (or fail) every relist asked so far, then move on. */
-  const second = async (how: 'answer' | 'fail' | 'hang' = 'answer'): Promise<void> => {
+  const second = async (how: 'answer' | 'fail' | 'hang' | 'eacces' = 'answer'): Promise<void> => {
     for (const p of how === 'hang' ? [] : [...runtime.pending]) {
       if (how === 'answer') p.answer();
+      else if (how === 'eacces') p.fail('unavailable', EACCES, { detail: `No connection established. Last error: Error: connect EACCES /run/containerd/containerd.sock. Resolution note: `, grpcCode: 14 });
       else p.fail('unavailable', 'connection refused');
     }
     await clock.advance(1000);
@@ -94,6 +96,32 @@ test('each change of state is logged once, and a run of relist failures is two l
   assert.deepEqual(relist, [['Relist failing', undefined], ['Relist recovered', 200]]);
   const conditions = a.kube.calls.filter((c) => c.method === 'patchNodeStatus').length;
   assert.equal(conditions, 3, 'the condition is written on each change of state (False, True, False) and never on an unchanged tick');
+});
+
+test('an agent that cannot observe (EACCES): /readyz 503 at once and /livez 200, the lease withheld, no runtime_healthy sample, then Unknown/AgentCannotObserve past the threshold, never True', async (t) => {
+  const a = await startAgent(t);
+  await a.second('eacces');
+  assert.equal(a.agent.runtimeHealth().state, 'CannotObserve', 'precondition: the first relist failed for the agent\'s own reason');
+  const ready = await fetch(`${a.url}/readyz`);
+  assert.equal(ready.status, 503);
+  assert.match(await ready.text(), /^\[-\]runtime-observable failed: the agent cannot observe the runtime \(permission-denied\): .*connect EACCES/);
+  assert.equal((await fetch(`${a.url}/livez`)).status, 200, '/livez does not follow it');
+  assert.deepEqual([await a.metric('nodepulse_runtime_healthy'), await a.metric('nodepulse_runtime_observable')], [undefined, 0]);
+  const status = a.agent.status();
+  assert.deepEqual([status.runtime.state, status.runtime.why, status.runtime.lastFault?.cause], ['CannotObserve', 'permission-denied', 'permission-denied']);
+  for (let i = 0; i < 200; i++) await a.second('eacces'); // past the 180 s threshold since start
+  assert.equal(a.agent.status().lease.renewing, false, 'the lease is withheld');
+  assert.equal(a.kube.calls.filter((c) => c.method === 'patchLease' || c.method === 'createLease').length, 0, 'no lease was ever written');
+  const written = a.kube.calls.filter((c) => c.method === 'patchNodeStatus').map((c) => (c.body as { status: { conditions: Array<{ status: string; reason: string }> } }).status.conditions[0]);
+  assert.deepEqual(written.map((c) => [c?.status, c?.reason]), [['Unknown', 'AgentCannotObserve']], 'written once, past the threshold; never True');
+  assert.equal((await fetch(`${a.url}/readyz`)).status, 503);
+  const judged = a.sink.lines.filter((l) => l['msg'] === 'Runtime judgement changed').map((l) => [l['state'], l['why'], l['level']]);
+  assert.deepEqual(judged, [['NotYetObserved', 'silent', 'info'], ['CannotObserve', 'permission-denied', 'warn']], 'logged once, as a warning, with why');
+  // Once it can observe again, it is ready again, and the condition says so.
+  await a.second('answer');
+  await a.second('answer');
+  assert.equal((await fetch(`${a.url}/readyz`)).status, 200);
+  assert.deepEqual([await a.metric('nodepulse_runtime_healthy'), await a.metric('nodepulse_runtime_observable')], [1, 1]);
 });
 
 test('/livez stays 200 while the runtime is dead and turns 503 naming the loop when the relister wedges', async (t) => {
@@ -140,7 +168,7 @@ test('/status and the log say which socket was probed and chosen, and why, once'
     held: true,
     nodeRuntime: null,
     probed: [
-      { endpoint: 'unix:///run/containerd/containerd.sock', state: 'refused', fault: { code: 'unimplemented', message: 'unknown service runtime.v1.RuntimeService' } },
+      { endpoint: 'unix:///run/containerd/containerd.sock', state: 'refused', fault: { code: 'unimplemented', message: 'unknown service runtime.v1.RuntimeService', cause: 'unimplemented' } },
       { endpoint: 'unix:///run/crio/crio.sock', state: 'answered', runtime: { name: 'cri-o', version: '1.30.4' } },
     ],
   });
@@ -184,7 +212,7 @@ test('a failed Status call keeps the last conditions, records the fault, is logg
   for (let i = 0; i < 30; i++) await a.second();
   const reading = a.agent.statusPoller.reading();
   assert.deepEqual(reading.conditions.map((c) => [c.type, c.status]), [['RuntimeReady', true]], 'the last answered conditions stay');
-  assert.deepEqual(reading.lastFault, { code: 'unavailable', message: 'connection refused' });
+  assert.deepEqual(reading.lastFault, { code: 'unavailable', message: 'connection refused', cause: 'runtime-error' });
   assert.equal(await a.metric('nodepulse_runtime_condition', { type: 'RuntimeReady' }), 1, 'the metric keeps the last answer');
   assert.equal(a.sink.lines.filter((l) => l['msg'] === 'Runtime status poll failing').length, 1, 'six failed polls, one line');
   assert.equal(a.agent.loopLiveness('status').state, 'Alive', 'a failed poll ends at once: the loop stays alive');

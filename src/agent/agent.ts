@@ -3,6 +3,7 @@
 //   relister loop ──► RelistLedger ──► health(now) ─┐
 //   (every relistPeriod, sliding)                    ├─► NodeLease loop (renew iff relister Alive ∧ Healthy)
 //   heartbeats of every loop ─► liveness(now) ──────┘
+//   health(now) ─► Node condition, /readyz (503 while it says CannotObserve), the runtime gauges
 //   Status poller loop ─► runtime conditions (metrics, /status, /healthz; never the lease)
 //   HTTP: /livez /readyz /healthz /metrics /status
 //
@@ -20,11 +21,12 @@ import type { Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.ts';
 import { NodeCondition, type NodeConditionApi } from '../condition/node-condition.ts';
 import type { AgentConfig } from '../config/agent-config-schema.ts';
+import { formatHostPort } from '../config/host-port.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
-import { healthzChecks, livezChecks, type HealthCheck } from '../http/health-report.ts';
-import { isoFromWallMicros, runtimeStatusView, type StatusSnapshot } from '../http/status-snapshot.ts';
+import { healthzChecks, livezChecks, readyzChecks, type HealthCheck } from '../http/health-report.ts';
+import { runtimeStatusView, statusEvent, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { NodeLease } from '../lease/node-lease.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
@@ -33,6 +35,7 @@ import { FailureRun } from '../log/failure-run.ts';
 import type { Logger } from '../log/logger.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import { createAgentMetrics, type AgentMetrics } from '../metrics/metrics.ts';
+import { runtimeGaugeValues } from '../metrics/runtime-gauges.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { Relister, type RelistOutcome } from '../relist/relister.ts';
 import { StatusPoller } from '../cri/status-poller.ts';
@@ -100,6 +103,8 @@ export class Agent {
       onOutcome: (outcome) => this.#onRelist(outcome),
     });
     this.metrics.setAgentAliveProvider(() => livezChecks(this.loops(), this.#withinStartupGrace()).every((c) => c.ok));
+    // Until start(), the agent has been up for no time at all: nothing is judged yet.
+    this.metrics.setRuntimeGaugesProvider(() => runtimeGaugeValues(this.runtimeHealth().state, this.#sinceStartMs(), config.relistThresholdMs));
     this.metrics.setRelistInFlightProvider(() => {
       const since = this.relister.ledger.record().inFlightSince;
       return since === undefined ? 0 : (clock.monotonicMs() - since.monotonicMs) / 1000;
@@ -189,7 +194,7 @@ export class Agent {
     const address = await listen(this.#server, config.httpHost, config.httpPort);
     this.#listening = true;
     logger.info(
-      { node: config.nodeName, criEndpoint: this.#options.runtime.endpoint, http: `${address.address}:${address.port}`, version: VERSION },
+      { node: config.nodeName, criEndpoint: this.#options.runtime.endpoint, http: formatHostPort(address.address, address.port), version: VERSION },
       'Agent started',
     );
     return address;
@@ -248,7 +253,7 @@ export class Agent {
         lastError: lease.lastError ?? null,
       },
       counts: counts ?? { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} },
-      recentEvents: this.relister.recentEvents().map(({ seenWallMicros, ...event }) => ({ ...event, time: isoFromWallMicros(seenWallMicros) })),
+      recentEvents: this.relister.recentEvents().map(statusEvent),
     };
   }
 
@@ -257,10 +262,22 @@ export class Agent {
     return started !== undefined && this.#options.clock.monotonicMs() - started <= this.#options.config.startupGraceMs;
   }
 
-  #ready(): { ready: boolean; reason: string } {
-    if (this.#startedAtMs === undefined) return { ready: false, reason: 'loops not started' };
-    if (!this.#listening) return { ready: false, reason: 'HTTP not listening yet' };
-    return { ready: true, reason: 'config loaded, loops started, HTTP serving' };
+  /** How long the agent has been up (0 before start()). */
+  #sinceStartMs(): number {
+    const started = this.#startedAtMs;
+    return started === undefined ? 0 : this.#options.clock.monotonicMs() - started;
+  }
+
+  /** The /readyz checks: started and serving, and a runtime it can observe (http/health-report.ts). */
+  #ready(): HealthCheck[] {
+    const started =
+      this.#startedAtMs === undefined
+        ? { ready: false, reason: 'loops not started' }
+        : !this.#listening
+          ? { ready: false, reason: 'HTTP not listening yet' }
+          : { ready: true, reason: 'config loaded, loops started, HTTP serving' };
+    const health = this.runtimeHealth();
+    return readyzChecks(started, { state: health.state, message: health.message });
   }
 
   #checks(): HealthCheck[] {
@@ -289,17 +306,17 @@ export class Agent {
   /** Refreshes the judgement gauges and logs each change of state once. Called at every loop boundary. */
   #observe(): void {
     const health = this.runtimeHealth();
-    this.metrics.runtimeHealthy.set(health.state === 'Healthy' ? 1 : 0);
     const log = this.#options.logger;
     const socket = this.criEndpoint();
     // Each newly chosen socket once; a drop shows in the relist failures and in /status.
     if (socket.endpoint !== null && this.#changed('criEndpoint', socket.endpoint)) {
       log.info({ criEndpoint: socket.endpoint, rule: socket.rule, reason: socket.reason, nodeRuntime: socket.nodeRuntime, probed: socket.probed }, 'CRI endpoint chosen');
     }
-    const runtimeKey = health.state === 'Healthy' ? 'Healthy' : `${health.state}/${'why' in health ? health.why : ''}`;
+    const why = 'why' in health ? health.why : undefined;
+    const runtimeKey = why === undefined ? health.state : `${health.state}/${why}`;
     if (this.#changed('runtime', runtimeKey)) {
-      const level = health.state === 'Unhealthy' ? 'warn' : 'info';
-      log[level]({ state: health.state, message: health.message }, 'Runtime judgement changed');
+      const level = health.state === 'Unhealthy' || health.state === 'CannotObserve' ? 'warn' : 'info';
+      log[level]({ state: health.state, why, message: health.message }, 'Runtime judgement changed');
     }
     for (const l of this.loops()) {
       if (this.#changed(`loop:${l.name}`, l.state) && l.state !== 'Unknown') {

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { CriError } from '../cri/cri-error.ts';
+import { CriError, toFault } from '../cri/cri-error.ts';
 import { PROBE_VERSION_DEADLINE_MS } from '../cri/endpoint-probe.ts';
 import { ScriptedRuntimeClient } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import type { RuntimeVersion } from '../cri/types.ts';
@@ -96,6 +96,7 @@ describe('ResolvingRuntimeClient', () => {
       assert.ok(err instanceof CriError);
       assert.equal(err.code, 'unavailable');
       assert.match(err.message, /no runtime chosen among unix:\/\/\/run\/containerd\/containerd\.sock, unix:\/\/\/run\/crio\/crio\.sock: no socket answered CRI Version/);
+      assert.equal(toFault(err).cause, 'no-socket', 'nothing to choose: the agent cannot observe');
       return true;
     });
     assert.equal(w.statCalls(), 2);
@@ -142,6 +143,80 @@ describe('ResolvingRuntimeClient', () => {
     w.client(CRIO).next().answer();
     await second;
     assert.equal(w.resolving.view().held, true);
+  });
+
+  test('a socket that is there but refuses is the runtime when nothing answers: its relists fail as the runtime\'s, before and after each drop', async () => {
+    const clock = new ManualClock();
+    const refusing = (): CriError => new CriError('unavailable', 'connect ECONNREFUSED', { detail: 'Error: connect ECONNREFUSED /run/containerd/containerd.sock', grpcCode: 14 });
+    const w = world(clock, { [CONTAINERD]: refusing() });
+    const first = w.resolving.relist(DEADLINE);
+    await settle(clock);
+    assert.equal(w.resolving.view().rule, 'sick-runtime');
+    w.client(CONTAINERD).next().fail('unavailable', 'connect ECONNREFUSED /run/containerd/containerd.sock');
+    await assert.rejects(first, (err: unknown) => toFault(err).cause === 'refused');
+    assert.equal(w.resolving.view().endpoint, null, 'precondition: the choice was dropped');
+    await assert.rejects(w.resolving.relist(DEADLINE), (err: unknown) => {
+      assert.equal(toFault(err).cause, 'refused', 'a call inside the reprobe gap keeps the dropped relist\'s cause');
+      return true;
+    });
+    await clock.advance(REPROBE_GAP_MS);
+    const again = w.resolving.relist(DEADLINE);
+    await settle(clock);
+    assert.equal(w.resolving.view().endpoint, CONTAINERD, 'the next probe chooses the sick runtime again');
+    w.client(CONTAINERD).next().fail('unavailable', 'connect ECONNREFUSED /run/containerd/containerd.sock');
+    await assert.rejects(again, (err: unknown) => toFault(err).cause === 'refused');
+  });
+
+  test('a socket chosen once and gone at the next probe vanished: the runtime\'s fault, not "no socket"', async () => {
+    const clock = new ManualClock();
+    const w = world(clock, { [CONTAINERD]: version('containerd', '1.7.13') });
+    const first = w.resolving.relist(DEADLINE);
+    await settle(clock);
+    delete w.live[CONTAINERD];
+    w.client(CONTAINERD).next().fail('unavailable', 'connect ENOENT /run/containerd/containerd.sock');
+    await assert.rejects(first, (err: unknown) => toFault(err).cause === 'vanished');
+    await clock.advance(REPROBE_GAP_MS);
+    await assert.rejects(w.resolving.relist(DEADLINE), (err: unknown) => {
+      assert.equal(toFault(err).cause, 'vanished', `the probe finds no file where the chosen socket was: ${(err as Error).message}`);
+      return true;
+    });
+  });
+
+  test('a socket the agent may not open: nothing is chosen, and the fault is the agent\'s (permission-denied)', async () => {
+    const clock = new ManualClock();
+    const eacces = new CriError('unavailable', 'connect EACCES', { detail: 'Error: connect EACCES /run/containerd/containerd.sock', grpcCode: 14 });
+    const w = world(clock, { [CONTAINERD]: eacces });
+    await assert.rejects(w.resolving.relist(DEADLINE), (err: unknown) => {
+      assert.equal(toFault(err).cause, 'permission-denied');
+      assert.match((err as Error).message, /connect EACCES/, 'the runtime\'s words are kept');
+      return true;
+    });
+    assert.equal(w.resolving.view().endpoint, null);
+  });
+
+  test('a given endpoint whose socket was never seen fails no-socket; once a relist reached it, its loss is vanished', async () => {
+    const clock = new ManualClock();
+    const client = new ScriptedRuntimeClient('unix:///run/cri.sock');
+    const resolving = new ResolvingRuntimeClient({
+      configured: { endpoint: 'unix:///run/cri.sock', path: '/run/cri.sock', source: '--cri-endpoint' },
+      clock,
+      create: () => client,
+    });
+    const causeOf = async (fail: (c: ScriptedRuntimeClient) => void): Promise<string> => {
+      const relist = resolving.relist(DEADLINE);
+      await settle(clock);
+      fail(client);
+      let cause = 'none';
+      await relist.catch((err: unknown) => {
+        cause = toFault(err).cause;
+      });
+      return cause;
+    };
+    const enoent = (c: ScriptedRuntimeClient): void => c.next().fail('unavailable', 'Error: connect ENOENT /run/cri.sock');
+    assert.equal(await causeOf(enoent), 'no-socket', 'the path given holds nothing: the agent\'s setting');
+    assert.equal(await causeOf(enoent), 'no-socket');
+    assert.equal(await causeOf((c) => c.next().fail('unavailable', 'Error: connect ECONNREFUSED /run/cri.sock')), 'refused', 'now it is there');
+    assert.equal(await causeOf(enoent), 'vanished', 'seen once, its loss is the runtime\'s');
   });
 
   test('a socket a relist succeeded on is held: a later failure is the runtime\'s, and nothing is probed', async () => {

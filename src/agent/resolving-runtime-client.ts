@@ -7,19 +7,29 @@
 // |-------------------------------------|----------------------------------------------------------------|
 // | given (flag, env, config file)      | goes to it, as given; it is never probed                       |
 // | not given, none chosen yet          | probes (endpoint-probe.ts), then goes to the chosen socket     |
-// | not given, none could be chosen     | fails `unavailable` with what each socket did                  |
+// | not given, none could be chosen     | fails `unavailable` with what each socket did, and why as a    |
+// |                                     | failure mode (noChoiceCause: no-socket, permission-denied, …)  |
 // | chosen, no relist succeeded on it   | goes to it; a relist that finds no runtime there drops it,    |
 // |                                     | and the next call probes again                                 |
 // | chosen, a relist succeeded on it    | goes to it, for the client's life (held)                       |
 //
 // Why a choice is dropped until a relist succeeds: the agent's runtime stays NotYetObserved
-// until then, and holding a socket that never answered a relist would keep it NotYetObserved
-// forever (three minutes later the Node condition says RelistNeverSucceeded). A relist "finds no
+// until then, and holding a socket that never answered a relist would keep the agent on it even
+// after a better one appeared (a runtime that came up at another known path). A relist "finds no
 // runtime there" when it fails `unavailable`, `unimplemented` or `deadline_exceeded`; any other
 // fault (an oversized listing, the runtime's own error) is an answer from the runtime, so the
 // socket is kept and the ledger sees the fault. Once a relist has succeeded the socket is the
 // runtime: a later failure is the runtime's fault, which the ledger must see, not a reason to
 // wander to another socket.
+//
+// Whom a failure blames (cri/fault-cause.ts) depends on what the agent knew of the socket, which
+// only this client knows:
+//   - no socket chosen: the cause comes from the probe (noChoiceCause), or from the relist
+//     whose failure dropped the choice, so a sick runtime stays the runtime's fault while the
+//     agent looks again. A socket chosen once and gone at the next probe is `vanished`.
+//   - a given endpoint whose socket was never seen (every relist so far failed `connect
+//     ENOENT`) is `no-socket`: the path given holds nothing, which is the agent's setting. Once a
+//     relist has reached it (any other outcome), ENOENT there means it went away: `vanished`.
 //
 // Bounds, on the injected clock: a probe starts no sooner than REPROBE_GAP_MS after the last one
 // started (a call in between fails at once with the last probe's reason); calls that arrive
@@ -29,8 +39,9 @@
 //
 // view() says which socket is in use and why, for /status, the log and tests.
 import type { Clock } from '../clock/clock.ts';
-import { CriError, type CriFaultCode } from '../cri/cri-error.ts';
-import { probeCriEndpoints, type CriEndpointView } from '../cri/endpoint-probe.ts';
+import { CriError, toFault, type CriFaultCode } from '../cri/cri-error.ts';
+import { noChoiceCause, probeCriEndpoints, type CriEndpointView } from '../cri/endpoint-probe.ts';
+import type { FaultCause } from '../cri/fault-cause.ts';
 import { DEFAULT_CRI_ENDPOINTS, NoCriEndpointError, type ConfiguredCriEndpoint } from '../cri/endpoint.ts';
 import type { CallOptions, RuntimeClient } from '../cri/types.ts';
 
@@ -63,6 +74,12 @@ export class ResolvingRuntimeClient implements RuntimeClient {
   #lastProbeAtMs: number | undefined;
   #node: { atMs: number; value: string | undefined; error: string | undefined } | undefined;
   #closed = false;
+  /** The socket the last probe that chose one chose: gone at a later probe, it vanished. */
+  #chosenBefore: string | undefined;
+  /** Why no socket is in use, as a failure mode, for calls that find none. */
+  #noChoiceCause: FaultCause = 'no-socket';
+  /** Whether a relist has reached the given endpoint's socket (any outcome but `connect ENOENT`). */
+  #givenSeen = false;
 
   constructor(options: ResolvingRuntimeClientOptions) {
     this.#options = options;
@@ -85,11 +102,13 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     const { client, deadlineMs } = await this.#client(o);
     try {
       const listing = await client.relist({ ...o, deadlineMs });
+      this.#givenSeen = true;
       if (client === this.#inner && !this.#view.held) this.#view = { ...this.#view, held: true };
       return listing;
     } catch (err) {
-      if (o.signal?.aborted !== true) this.#relistFailed(client, err);
-      throw err;
+      if (o.signal?.aborted === true) throw err;
+      this.#relistFailed(client, err);
+      throw this.#givenNeverSeen(err);
     }
   }
 
@@ -164,6 +183,7 @@ export class ResolvingRuntimeClient implements RuntimeClient {
       outcome = await this.#probeOnce(candidates);
     } catch (err) {
       this.#view = { ...this.#view, endpoint: null, rule: null, reason: `probing failed: ${err instanceof Error ? err.message : String(err)}` };
+      this.#noChoiceCause = 'agent-error';
       return;
     }
     if (this.#closed) {
@@ -173,6 +193,8 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     const nodeRuntime = this.#node?.value ?? null;
     const nodeNote = this.#node?.error === undefined ? '' : ` (the Node could not be read: ${this.#node.error})`;
     const { choice } = outcome;
+    if (choice.chosen) this.#chosenBefore = choice.endpoint;
+    else this.#noChoiceCause = noChoiceCause(outcome.results, this.#chosenBefore);
     this.#inner = outcome.client;
     this.#view = choice.chosen
       ? { endpoint: choice.endpoint, rule: choice.rule, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results }
@@ -212,6 +234,7 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     const why = err instanceof Error ? err.message : String(err);
     client.close();
     this.#inner = undefined;
+    this.#noChoiceCause = toFault(err).cause;
     this.#view = {
       ...this.#view,
       endpoint: null,
@@ -222,6 +245,25 @@ export class ResolvingRuntimeClient implements RuntimeClient {
 
   #noChoice(): CriError {
     const cause = new NoCriEndpointError(this.#options.candidates ?? DEFAULT_CRI_ENDPOINTS, this.#view.reason);
-    return new CriError('unavailable', cause.message, { cause });
+    return new CriError('unavailable', cause.message, { cause, knownCause: this.#noChoiceCause });
+  }
+
+  /**
+   * A relist fault on the given endpoint, marked `no-socket` while its socket has never been
+   * seen (see the header); any other outcome marks it seen. Probed sockets pass through.
+   */
+  #givenNeverSeen(err: unknown): unknown {
+    if (this.#options.configured === undefined || !(err instanceof CriError)) return err;
+    if (toFault(err).cause !== 'vanished') {
+      this.#givenSeen = true;
+      return err;
+    }
+    if (this.#givenSeen) return err;
+    return new CriError(err.code, err.message, {
+      detail: err.detail,
+      cause: err,
+      knownCause: 'no-socket',
+      ...(err.grpcCode === undefined ? {} : { grpcCode: err.grpcCode }),
+    });
   }
 }

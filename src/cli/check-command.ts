@@ -15,6 +15,7 @@ import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '..
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { byteSize, duration, oneOf, text, type Timed } from '../config/value-schemas.ts';
 import { toFault, type CriFault } from '../cri/cri-error.ts';
+import { blameOf } from '../cri/fault-cause.ts';
 import { PROBE_VERSION_DEADLINE_MS, probeCriEndpoints, probeResultText, type ProbeResult, type ProbeRule } from '../cri/endpoint-probe.ts';
 import { configuredCriEndpoint, DEFAULT_CRI_ENDPOINTS, NoCriEndpointError, parseCriEndpoint, type ConfiguredCriEndpoint } from '../cri/endpoint.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
@@ -176,7 +177,7 @@ function formatText(r: CheckReport): string {
     const states = Object.entries(r.containers.byState).map(([k, n]) => `${n} ${k.replace(/^CONTAINER_/, '').toLowerCase()}`);
     lines.push(`containers: ${r.containers.total} (${states.join(', ')})`);
   } else if (r.fault !== null) {
-    lines.push(`relist:     FAILED: ${r.fault.code}: ${r.fault.message}`);
+    lines.push(`relist:     FAILED: ${r.fault.code} (${r.fault.cause}, ${blameOf(r.fault.cause) === 'agent' ? 'the agent cannot observe the runtime' : 'the runtime\'s fault'}): ${r.fault.message}`);
   }
   return `${lines.join('\n')}\n`;
 }

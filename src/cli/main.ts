@@ -17,6 +17,8 @@ Commands:
   demo        run the whole idea on this machine with a simulated runtime and API server
   fleet       read every node's agent Lease and say which nodes are fresh
   controller  mark Nodes whose agent went silent (leader-elected)
+  cleanup     remove nodepulse's condition and taint from every Node, once its pods are gone
+  verify      check that one agent answers /readyz and renews its Lease (helm test)
   version     print the version
 
 Run 'nodepulse <command> --help' for a command's flags.
@@ -30,6 +32,8 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   demo: async () => (await import('../demo/demo-command.ts')).runDemo,
   fleet: async () => (await import('../fleet/fleet-command.ts')).runFleet,
   controller: async () => (await import('../controller/controller-command.ts')).runController,
+  cleanup: async () => (await import('../cleanup/cleanup-command.ts')).runCleanup,
+  verify: async () => (await import('../fleet/verify-command.ts')).runVerify,
   version: async () => async (_argv, io) => {
     io.stdout.write(`nodepulse ${(await import('../version.ts')).VERSION}\n`);
     return 0;

@@ -10,10 +10,17 @@
 // |                                                         | message: upstream's shape)       |
 // | NotYetObserved, agent up for more than the threshold    | True / RelistNeverSucceeded      |
 // | NotYetObserved, agent up for no more than the threshold | nothing written                  |
+// | CannotObserve, agent up for more than the threshold     | Unknown / AgentCannotObserve     |
+// | CannotObserve, agent up for no more than the threshold  | nothing written                  |
 //
-// The last row is what keeps a restarting agent from flapping the condition: until its first
-// relist answers (or the threshold passes without one) it has no verdict, and says nothing.
-// "More than" is strict, as the ledger's own threshold is.
+// The rows "nothing written" are what keep a restarting agent from flapping the condition:
+// until its first relist answers (or the threshold passes without one) it has no verdict, and
+// says nothing. "More than" is strict, as the ledger's own threshold is.
+//
+// CannotObserve is never True: the agent could not see the runtime (a socket it may not open,
+// an answer it cannot decode, no socket at all, ...), so it has no word on the runtime's health,
+// and remediation acts on True. Unknown is the condition's own word for that; the reason says
+// it is the agent's, and the message what it could not observe, with the runtime's own words.
 //
 // The state of the condition is (status, reason). The message goes with a change of state and
 // is not a state of its own, so the Healthy message carries no age that would go stale.
@@ -23,10 +30,13 @@ import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 /** Not NPD's ContainerRuntimeUnhealthy: NPD writes that type on many clusters. */
 export const CONDITION_TYPE = 'RuntimeRelistUnhealthy';
 
-export type ConditionReason = 'RelistHealthy' | 'RelistStale' | 'RelistNeverSucceeded';
+export type ConditionReason = 'RelistHealthy' | 'RelistStale' | 'RelistNeverSucceeded' | 'AgentCannotObserve';
+
+/** The reason of the agent's own Unknown: it cannot observe the runtime. */
+export const CANNOT_OBSERVE_REASON = 'AgentCannotObserve';
 
 export interface DesiredCondition {
-  readonly status: 'True' | 'False';
+  readonly status: 'True' | 'False' | 'Unknown';
   readonly reason: ConditionReason;
   readonly message: string;
 }
@@ -45,6 +55,9 @@ export function desiredCondition(health: RuntimeHealth, sinceStartMs: number, th
           message: `${health.message}; agent started ${formatDuration(sinceStartMs)} ago; threshold is ${formatDuration(thresholdMs)}`,
         };
       }
+      return undefined;
+    case 'CannotObserve':
+      if (sinceStartMs > thresholdMs) return { status: 'Unknown', reason: CANNOT_OBSERVE_REASON, message: health.message };
       return undefined;
   }
 }

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { KubeEvent, Node, NodeCondition as KubeNodeCondition } from '../kube/kube-types.ts';
 import { harness, NODE, NODE_PATH, seedNode, THRESHOLD_MS, type Harness } from '../stand-ins/doubles/lease-test-harness.ts';
+import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { CONDITION_TYPE } from './desired-condition.ts';
 import { NodeCondition, type NodeConditionOptions } from './node-condition.ts';
 
@@ -149,6 +150,30 @@ test('a runtime never observed past the threshold since start is True/RelistNeve
   assert.equal(ours(h)?.status, 'True');
   assert.equal(ours(h)?.reason, 'RelistNeverSucceeded');
   assert.equal(ours(h)?.message, 'relist has yet to be successful: unavailable: connection refused; agent started 3m1s ago; threshold is 3m0s');
+});
+
+test('an agent that cannot observe writes nothing within the threshold of start, then Unknown/AgentCannotObserve (a Warning), kept while it lasts, never True', async (t) => {
+  const h = await harness(t);
+  const eacces = 'RuntimeService/ListPodSandbox: rpc error: code = Unavailable desc = connect EACCES /run/containerd/containerd.sock';
+  const blind: RuntimeHealth = {
+    state: 'CannotObserve',
+    why: 'permission-denied',
+    fault: { code: 'unavailable', message: eacces, cause: 'permission-denied' },
+    lastSuccess: undefined,
+    message: `the agent cannot observe the runtime (permission-denied): ${eacces}; no relist has succeeded since the agent started`,
+  };
+  const condition = nodeCondition(h, { runtimeHealth: () => blind });
+  await ticks(h, condition, THRESHOLD_MS / 1_000, 'none');
+  assert.deepEqual(h.requests(), [], 'nothing within the threshold of start');
+  await ticks(h, condition, 1, 'none');
+  assert.equal(ours(h)?.status, 'Unknown');
+  assert.equal(ours(h)?.reason, 'AgentCannotObserve');
+  assert.equal(ours(h)?.message, blind.message);
+  assert.deepEqual(events(h).map((e) => [e.type, e.reason, e.note]), [['Warning', 'AgentCannotObserve', blind.message]]);
+  const from = h.api.requests.lastSeq();
+  await ticks(h, condition, 60, 'none');
+  assert.deepEqual(calls(h, from), [], 'kept while the state lasts, with no write');
+  assert.equal(h.api.requests.count({ method: 'PATCH', path: STATUS_PATH }), 1);
 });
 
 test("another writer's condition on the same Node survives", async (t) => {

@@ -3,7 +3,8 @@
 //
 // | situation                                              | requests                              |
 // |--------------------------------------------------------|---------------------------------------|
-// | no verdict yet (NotYetObserved within the threshold)   | none                                  |
+// | no verdict yet (NotYetObserved or CannotObserve within | none                                  |
+// |   the threshold of start)                              |                                       |
 // | first verdict since start: read the Node               | GET node                              |
 // |   its condition already in the verdict's state         | nothing more                          |
 // |   missing, or in another state (e.g. a leftover       | PATCH status (full condition) + Event |
@@ -20,7 +21,8 @@
 // - Written with a strategic merge PATCH of nodes/<node>/status, where conditions merge by
 //   `type`, so the kubelet's and other writers' conditions survive.
 // - The Event goes to namespace `default`, where the Events of cluster-scoped objects live,
-//   regarding the Node (its uid from the last read). An Event that fails is logged (as a run) and
+//   regarding the Node (its uid from the last read). It is `Normal` for False, and `Warning`
+//   for True and for the agent's Unknown (it cannot observe the runtime). An Event that fails is logged (as a run) and
 //   not retried: the condition is the record, the Event only its notice.
 // - A failed write or read is retried by the next tick after a backoff (200 ms → 7 s); the state
 //   is taken as written only once the PATCH succeeded, so a lost write is written again.
@@ -227,7 +229,7 @@ export class NodeCondition {
       reportingInstance: this.#reportingInstance,
       action: EVENT_ACTION,
       reason: desired.reason,
-      type: desired.status === 'True' ? 'Warning' : 'Normal',
+      type: desired.status === 'False' ? 'Normal' : 'Warning',
       note: truncateBytes(desired.message, MAX_NOTE_BYTES),
       regarding: { apiVersion: 'v1', kind: 'Node', name: nodeName, ...(this.#nodeUid === undefined ? {} : { uid: this.#nodeUid }) },
     };

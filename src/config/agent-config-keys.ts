@@ -86,7 +86,7 @@ const DEFAULTS: Record<AgentConfigKey, string | undefined> = {
   apiTimeout: '10s',
   conditionRefresh: '5m0s',
   nodeCondition: 'true',
-  httpAddress: '0.0.0.0:9356',
+  httpAddress: ':9356',
   startupGrace: '30s',
   logLevel: 'info',
 };
@@ -110,7 +110,7 @@ const HELP: Record<AgentConfigKey, string> = {
   apiTimeout: 'timeout of every Kubernetes API request',
   conditionRefresh: "how often the Node condition's lastHeartbeatTime is refreshed and repaired",
   nodeCondition: 'publish the RuntimeRelistUnhealthy Node condition and its Events',
-  httpAddress: 'host:port for /livez /readyz /healthz /metrics /status (IPv6 in brackets)',
+  httpAddress: 'host:port for /livez /readyz /healthz /metrics /status; an empty host is every address of both families, IPv4 alone where the pod has no IPv6 (IPv6 hosts in brackets)',
   startupGrace: 'how long /livez accepts loops that have not ticked yet',
   logLevel: 'pino level: fatal, error, warn, info, debug, trace or silent',
 };

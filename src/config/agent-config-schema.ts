@@ -26,7 +26,7 @@
 // renewInterval and stuckWindow may be unset: they are then derived (leaseDuration × 0.25,
 // relistDeadline + 30s) before the cross-field rules run, and a message shows how.
 //
-// Rules that span keys (CROSS_FIELD_RULES), and why each holds (DESIGN.md "Defaults"):
+// Rules that span keys (CROSS_FIELD_RULES), and why each holds (docs/design.md "Defaults"):
 //
 // | rule                                      | why                                                        |
 // |-------------------------------------------|------------------------------------------------------------|
@@ -96,7 +96,7 @@ export interface AgentConfig {
   readonly apiTimeoutMs: number;
   readonly conditionRefreshMs: number;
   readonly nodeCondition: boolean;
-  /** As given, e.g. `0.0.0.0:9356`. */
+  /** As given, e.g. `:9356` (the default) or `127.0.0.1:9356`. */
   readonly httpAddress: string;
   /** The host part; undefined means every interface (`:9356`). */
   readonly httpHost: string | undefined;
@@ -142,7 +142,7 @@ const singleKeys = z
     apiTimeout: duration(),
     conditionRefresh: duration(),
     nodeCondition: goBool,
-    httpAddress: address('0.0.0.0:9356, :9356 or [::1]:9356'),
+    httpAddress: address(':9356, 0.0.0.0:9356 or [::1]:9356'),
     startupGrace: duration({ allowZero: true }),
     logLevel,
   } satisfies Record<AgentConfigKey, z.ZodTypeAny>)

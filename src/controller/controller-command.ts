@@ -20,7 +20,7 @@ import type { Env } from '../config/parse-settings.ts';
 import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
 import { formatDuration } from '../config/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
-import type { HostPort } from '../config/host-port.ts';
+import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { address, dnsLabel, dnsSubdomain, duration, fail, goBool, logLevel, text } from '../config/value-schemas.ts';
 import { electionLeaseApi } from '../election/election-lease-api.ts';
 import {
@@ -287,7 +287,7 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
       electionLease: `${flags.namespace}/${ELECTION_LEASE_NAME}`,
       leaseNamespace: flags.leaseNamespace,
       agentDaemonSet: flags.agentDaemonSet === undefined ? '' : `${flags.agentDaemonSet.namespace}/${flags.agentDaemonSet.name}`,
-      http: typeof address === 'object' && address !== null ? `${address.address}:${address.port}` : String(address),
+      http: typeof address === 'object' && address !== null ? formatHostPort(address.address, address.port) : String(address),
       source: client.source,
     },
     'Controller started',

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { NodeReadiness, Verdict } from '../fleet/readiness.ts';
-import { conditionChangedByOther, decideMark, shouldPause, type MarkAction } from './mark-decision.ts';
+import { CANNOT_OBSERVE_REASON } from '../condition/desired-condition.ts';
+import { AGENT_CANNOT_OBSERVE_REASON, conditionChangedByOther, decideMark, shouldPause, type MarkAction } from './mark-decision.ts';
 
 function reading(verdict: Verdict, over: Partial<NodeReadiness> = {}): NodeReadiness {
   return {
@@ -24,11 +25,15 @@ function reading(verdict: Verdict, over: Partial<NodeReadiness> = {}): NodeReadi
 const ours = { status: 'Unknown', reason: 'AgentLeaseStale', message: '', lastTransitionTime: undefined };
 const agentTrue = { status: 'True', reason: 'RelistStale', message: '', lastTransitionTime: undefined };
 const healthy = { status: 'False', reason: 'RelistHealthy', message: '', lastTransitionTime: undefined };
+const blind = { status: 'Unknown', reason: 'AgentCannotObserve', message: 'the agent cannot observe the runtime (permission-denied): …', lastTransitionTime: undefined };
 
 const ROWS: ReadonlyArray<{ name: string; r: NodeReadiness; paused?: boolean; otherWrote?: boolean; action: MarkAction }> = [
   { name: 'a stale node with a healthy condition is marked', r: reading('Stale', { condition: healthy }), action: 'mark-stale' },
   { name: 'a missing lease with no condition is marked', r: reading('Missing'), action: 'mark-stale' },
   { name: "a stale node whose agent says True keeps the agent's word", r: reading('Stale', { condition: agentTrue }), action: 'none' },
+  { name: "a stale node whose agent says it cannot observe keeps the agent's word", r: reading('Stale', { condition: blind }), action: 'none' },
+  { name: "a missing lease whose agent says it cannot observe keeps the agent's word", r: reading('Missing', { condition: blind }), action: 'none' },
+  { name: "a fresh node whose agent said it cannot observe is left to the agent", r: reading('Fresh', { condition: blind }), action: 'none' },
   { name: 'a stale node already marked is not marked again', r: reading('Stale', { condition: ours }), action: 'none' },
   { name: 'a stale node whose agent just wrote its condition is not marked yet', r: reading('Stale', { condition: healthy }), otherWrote: true, action: 'none' },
   { name: 'a missing lease whose agent just wrote its condition is not marked yet', r: reading('Missing', { condition: healthy }), otherWrote: true, action: 'none' },
@@ -52,6 +57,7 @@ for (const row of ROWS) {
 const CHANGES: ReadonlyArray<{ name: string; prev: NodeReadiness['condition'] | 'unseen'; next: NodeReadiness['condition']; changed: boolean }> = [
   { name: 'the agent repairs our mark to False/RelistHealthy', prev: ours, next: healthy, changed: true },
   { name: 'the agent writes True over our mark', prev: ours, next: agentTrue, changed: true },
+  { name: 'the agent writes that it cannot observe', prev: healthy, next: blind, changed: true },
   { name: 'the agent writes its first condition', prev: undefined, next: healthy, changed: true },
   { name: 'our own mark lands', prev: healthy, next: ours, changed: false },
   { name: 'the same state again (a heartbeat refresh, or another field)', prev: healthy, next: { ...healthy, message: 'other' }, changed: false },
@@ -74,4 +80,8 @@ test('mark decision: marking pauses only when MORE than half the judged fleet is
   assert.deepEqual(shouldPause([fresh, stale, reading('Missing')]), { paused: true, judged: 3, silent: 2 });
   assert.deepEqual(shouldPause([fresh, fresh, stale, windows, windows]), { paused: false, judged: 3, silent: 1 });
   assert.deepEqual(shouldPause([]), { paused: false, judged: 0, silent: 0 });
+});
+
+test('the reason the controller leaves standing is the one the agent writes', () => {
+  assert.equal(AGENT_CANNOT_OBSERVE_REASON, CANNOT_OBSERVE_REASON);
 });

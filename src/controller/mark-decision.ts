@@ -6,6 +6,8 @@
 // |------------------------------|-----------------------------------------|---------------|
 // | not markable (not judged, or cordoned) | any                           | none          |
 // | Stale or Missing             | True (the agent's own word)             | none          |
+// | Stale or Missing             | Unknown/AgentCannotObserve (the agent's | none          |
+// |                              | own, more specific word)                |               |
 // | Stale or Missing             | Unknown/AgentLeaseStale (already ours)  | none          |
 // | Stale or Missing             | changed by another writer ≤ grace ago   | none (spoke)  |
 // | Stale or Missing             | anything else, marking not paused       | mark-stale    |
@@ -14,6 +16,12 @@
 // | Fresh, only first sighting   | Unknown/AgentLeaseStale                 | none          |
 // | Fresh                        | anything else                           | none          |
 //
+// - An agent that cannot observe its runtime withholds its lease and says so itself
+//   (Unknown/AgentCannotObserve): it is alive, and knows why its lease stopped, so the
+//   controller leaves its word standing, as it leaves the agent's True. Both are Unknown, so
+//   tooling that reads the status sees the same; the reason keeps what the agent knows. An
+//   agent that dies while in that state keeps the condition as it was (AgentCannotObserve), with
+//   NodePulseAgentDown to say the rest.
 // - "A lease it marked moves again" is read from the Node itself (Unknown/AgentLeaseStale), so a
 //   new leader after a handover clears marks its predecessor made.
 // - A change of the condition's state by another writer (the agent), seen on the reader's clock
@@ -36,6 +44,8 @@ import { summarizeFleet, type NodeReadiness } from '../fleet/readiness.ts';
 
 export const MARK_REASON = 'AgentLeaseStale';
 export const HEALTHY_REASON = 'RelistHealthy';
+/** The agent's own Unknown (condition/desired-condition.ts): the controller never writes over it. */
+export const AGENT_CANNOT_OBSERVE_REASON = 'AgentCannotObserve';
 
 export type MarkAction = 'none' | 'mark-stale' | 'mark-healthy';
 
@@ -67,6 +77,9 @@ export function decideMark(reading: NodeReadiness, paused: boolean, otherWroteWi
   if (!reading.markable) return { action: 'none', why: reading.cordoned ? 'cordoned' : 'not judged' };
   if (reading.verdict === 'Stale' || reading.verdict === 'Missing') {
     if (reading.condition?.status === 'True') return { action: 'none', why: 'the agent reports True itself' };
+    if (reading.condition?.status === 'Unknown' && reading.condition.reason === AGENT_CANNOT_OBSERVE_REASON) {
+      return { action: 'none', why: 'the agent reports it cannot observe the runtime' };
+    }
     if (isOurMark(reading)) return { action: 'none', why: undefined };
     if (otherWroteWithinGrace) return { action: 'none', why: 'the agent wrote its condition within the grace period' };
     if (paused) return { action: 'none', why: 'paused' };

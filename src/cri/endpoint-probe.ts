@@ -2,18 +2,27 @@
 //
 // A socket file is not a runtime. On a node with Docker and cri-dockerd, Docker's own containerd
 // often owns /run/containerd/containerd.sock with its CRI plugin disabled: the file is there,
-// and every CRI call on it is answered UNIMPLEMENTED. So a candidate counts only when CRI
-// `Version` answers on it, within PROBE_VERSION_DEADLINE_MS.
+// and every CRI call on it is answered UNIMPLEMENTED. So a candidate counts first when CRI
+// `Version` answers on it, within PROBE_VERSION_DEADLINE_MS. And a runtime that is there but
+// sick (its socket refuses, or Version hangs) is still the node's runtime: when nothing better
+// answered, it is chosen, so that its relists fail as the runtime's faults, not as "no socket".
+// A socket the agent may not open (EACCES) or that does not speak CRI runtime.v1 (UNIMPLEMENTED)
+// never is: those faults are the agent's (fault-cause.ts).
 //
-// Which answering socket is the runtime, decided by chooseCriEndpoint() (a pure function):
+// Which socket is the runtime, decided by chooseCriEndpoint() (a pure function). A socket is
+// `sick` when it is there and its Version failed for a runtime-caused reason (refused, hung,
+// the runtime's own error); the runtime a sick socket belongs to is read from its known path
+// (KNOWN_ENDPOINT_RUNTIMES), since it cannot say its own name:
 //
-// | what the probe saw              | the Node's containerRuntimeVersion          | chosen                          |
-// |---------------------------------|---------------------------------------------|---------------------------------|
-// | no socket answered Version      | anything                                    | none                            |
-// | sockets answered                | unknown (unread, unreadable, empty)         | the first in probe order        |
-// | sockets answered                | `name://version`, answered with both        | the first with name and version |
-// | sockets answered                | `name://version`, answered with the name    | the first with the name         |
-// | sockets answered                | `name://version`, none answered as `name`   | none                            |
+// | what the probe saw                          | the Node's containerRuntimeVersion          | chosen                               |
+// |---------------------------------------------|---------------------------------------------|--------------------------------------|
+// | sockets answered                            | unknown (unread, unreadable, empty)         | the first in probe order             |
+// | sockets answered                            | `name://version`, answered with both        | the first with name and version      |
+// | sockets answered                            | `name://version`, answered with the name    | the first with the name              |
+// | none answered as `name` (or none answered); | `name://version`                            | the first sick socket at a path of   |
+// |   sick sockets                              |                                             | `name`'s; none when there is none    |
+// | no socket answered; sick sockets            | unknown                                     | the first sick socket in probe order |
+// | no socket answered, none sick               | anything                                    | none                                 |
 //
 // The Node's field is what the kubelet built from the same Version call (`runtime_name://
 // runtime_version`, e.g. `containerd://1.7.13`, `cri-o://1.30.4`), so it names the runtime the
@@ -23,18 +32,34 @@
 // only breaks a tie between two sockets of the same runtime, e.g. a system containerd beside
 // k3s's. Without the Node's word (no API, no such field yet), probe order decides.
 //
+// When nothing is chosen, noChoiceCause() (a pure function) says why, as a failure mode of
+// fault-cause.ts:
+//
+// | what the probe saw                                          | cause             |
+// |-------------------------------------------------------------|-------------------|
+// | the socket chosen before is gone (no file)                  | vanished          |
+// | a socket the agent may not open, or one that answers        | that socket's     |
+// |   without CRI runtime.v1, or undecodably (first in order)   | cause             |
+// | anything else: no socket file, or none of the Node's runtime| no-socket         |
+//
+// The first row keeps a runtime that went away a runtime fault: the agent used that socket,
+// and it is gone (a runtime stopped cleanly removes its socket). Every other row is the
+// agent's: it is looking in the wrong place, or may not look.
+//
 // probeCriEndpoints() asks every candidate at once and waits for all of them, so a hung socket
 // costs one deadline, not one per socket, and the order rule still sees every answer. The Node
-// is read only when some socket answered: a node with no runtime costs the API server nothing.
+// is read only when some socket answered or is sick: a node with no runtime costs the API
+// server nothing.
 //
 // Failure modes: a Version that fails or outlives its deadline (timed on the injected clock)
-// makes its socket `refused`, with the fault; a Node that cannot be read makes the Node's runtime
-// unknown (the error is kept for /status). Clients of sockets not chosen are closed here; the
-// chosen one's client is handed to the caller, already connected.
+// makes its socket `refused`, with the fault and its cause; a Node that cannot be read makes the
+// Node's runtime unknown (the error is kept for /status). Clients of sockets not chosen are
+// closed here; the chosen one's client is handed to the caller, already connected.
 import { statSync } from 'node:fs';
 import type { Clock } from '../clock/clock.ts';
 import { CriError, toFault, type CriFault } from './cri-error.ts';
-import { parseCriEndpoint } from './endpoint.ts';
+import { KNOWN_ENDPOINT_RUNTIMES, parseCriEndpoint } from './endpoint.ts';
+import { blameOf, type FaultCause } from './fault-cause.ts';
 import type { RuntimeClient } from './types.ts';
 
 /** Version is answered from memory; 2 s (crictl's default timeout) keeps a hung socket from stalling the probe. */
@@ -54,7 +79,7 @@ export interface ProbeResult {
 }
 
 /** The rule that chose a probed socket. */
-export type ProbeRule = 'node-runtime' | 'probe-order';
+export type ProbeRule = 'node-runtime' | 'probe-order' | 'sick-runtime';
 
 export type EndpointChoice =
   | { readonly chosen: true; readonly endpoint: string; readonly rule: ProbeRule; readonly reason: string }
@@ -67,12 +92,16 @@ export function parseNodeRuntime(text: string | undefined): { name: string; vers
   return { name: match[1] ?? '', version: match[2] ?? '' };
 }
 
+/** Whether a probed socket is there but sick: its Version failed for a reason that blames the runtime. */
+export function isSick(r: ProbeResult): boolean {
+  return r.state === 'refused' && r.fault !== undefined && blameOf(r.fault.cause) === 'runtime';
+}
+
 /** Chooses among probe results (see the table in the header). `nodeRuntime` is the Node's containerRuntimeVersion. */
 export function chooseCriEndpoint(results: readonly ProbeResult[], nodeRuntime: string | undefined): EndpointChoice {
   const answered = results.filter((r) => r.state === 'answered');
-  if (answered.length === 0) return { chosen: false, reason: `no socket answered CRI Version (${describeAll(results)})` };
   const node = parseNodeRuntime(nodeRuntime);
-  if (node === undefined) {
+  if (answered.length > 0 && node === undefined) {
     const first = answered[0] as ProbeResult;
     const others = answered.slice(1).map(describe);
     return {
@@ -83,20 +112,43 @@ export function chooseCriEndpoint(results: readonly ProbeResult[], nodeRuntime: 
         `${others.length === 0 ? '' : `; also answered: ${others.join('; ')}`}; without the Node's containerRuntimeVersion, probe order decides`,
     };
   }
-  const sameName = answered.filter((r) => r.runtime?.name === node.name);
-  const best = sameName.find((r) => bareVersion(r.runtime?.version) === bareVersion(node.version)) ?? sameName[0];
-  if (best === undefined) {
+  if (node !== undefined) {
+    const sameName = answered.filter((r) => r.runtime?.name === node.name);
+    const best = sameName.find((r) => bareVersion(r.runtime?.version) === bareVersion(node.version)) ?? sameName[0];
+    if (best !== undefined) {
+      return {
+        chosen: true,
+        endpoint: best.endpoint,
+        rule: 'node-runtime',
+        reason: `its CRI Version (${runtimeText(best)}) matches the Node's containerRuntimeVersion ${nodeRuntime ?? ''}`,
+      };
+    }
+  }
+  const sick = results.find((r) => isSick(r) && (node === undefined || KNOWN_ENDPOINT_RUNTIMES[r.endpoint] === node.name));
+  if (sick !== undefined) {
+    const whose = node === undefined ? 'the first socket in probe order that is there' : `the socket of the Node's runtime (${nodeRuntime ?? ''})`;
     return {
-      chosen: false,
-      reason: `the Node's containerRuntimeVersion is ${nodeRuntime ?? ''}, but no socket answered as ${node.name} (${answered.map(describe).join('; ')})`,
+      chosen: true,
+      endpoint: sick.endpoint,
+      rule: 'sick-runtime',
+      reason: `no socket answered CRI Version${node === undefined ? '' : ` as ${node.name}`}; ${whose} does not answer (${probeResultText(sick)}): a runtime that is there but sick (${describeAll(results)})`,
     };
   }
+  if (answered.length === 0) return { chosen: false, reason: `no socket answered CRI Version (${describeAll(results)})` };
   return {
-    chosen: true,
-    endpoint: best.endpoint,
-    rule: 'node-runtime',
-    reason: `its CRI Version (${runtimeText(best)}) matches the Node's containerRuntimeVersion ${nodeRuntime ?? ''}`,
+    chosen: false,
+    reason: `the Node's containerRuntimeVersion is ${nodeRuntime ?? ''}, but no socket answered as ${node?.name ?? ''} (${answered.map(describe).join('; ')})`,
   };
+}
+
+/**
+ * Why no socket was chosen, as a failure mode (the second table in the header). `chosenBefore`
+ * is the socket an earlier probe chose, if any.
+ */
+export function noChoiceCause(results: readonly ProbeResult[], chosenBefore: string | undefined): FaultCause {
+  if (chosenBefore !== undefined && results.some((r) => r.endpoint === chosenBefore && r.state === 'absent')) return 'vanished';
+  const agents = results.find((r) => r.state === 'refused' && r.fault !== undefined && blameOf(r.fault.cause) === 'agent');
+  return agents?.fault?.cause ?? 'no-socket';
 }
 
 /** Which socket the agent talks to, and why (the `criEndpoint` part of /status). */
@@ -124,7 +176,7 @@ export interface ProbeOptions {
   readonly deadlineMs?: number;
   /** Whether a socket file exists; a stat by default. */
   readonly exists?: (path: string) => boolean;
-  /** Reads the Node's containerRuntimeVersion; asked only once some socket answered. */
+  /** Reads the Node's containerRuntimeVersion; asked only once some socket answered or is sick. */
   readonly nodeRuntime?: () => Promise<string | undefined>;
   readonly signal?: AbortSignal;
 }
@@ -140,7 +192,7 @@ export interface ProbeOutcome {
   readonly client: RuntimeClient | undefined;
 }
 
-/** Probes every candidate at once, reads the Node when a socket answered, and chooses. Never rejects. */
+/** Probes every candidate at once, reads the Node when a socket answered or is sick, and chooses. Never rejects. */
 export async function probeCriEndpoints(options: ProbeOptions): Promise<ProbeOutcome> {
   const exists = options.exists ?? socketExists;
   const deadlineMs = options.deadlineMs ?? PROBE_VERSION_DEADLINE_MS;
@@ -161,7 +213,7 @@ export async function probeCriEndpoints(options: ProbeOptions): Promise<ProbeOut
   );
   let nodeRuntime: string | undefined;
   let nodeRuntimeError: string | undefined;
-  if (options.nodeRuntime !== undefined && results.some((r) => r.state === 'answered')) {
+  if (options.nodeRuntime !== undefined && results.some((r) => r.state === 'answered' || isSick(r))) {
     try {
       const read = await options.nodeRuntime();
       nodeRuntime = read === '' ? undefined : read;
@@ -199,7 +251,8 @@ async function versionWithin(client: RuntimeClient, deadlineMs: number, clock: C
   }
 }
 
-function socketExists(path: string): boolean {
+/** Whether a file is at `path` (a stat that succeeds). */
+export function socketExists(path: string): boolean {
   try {
     statSync(path);
     return true;
@@ -216,7 +269,7 @@ function runtimeText(r: ProbeResult): string {
   return `${r.runtime?.name ?? '?'} ${r.runtime?.version ?? '?'}`;
 }
 
-/** What one socket did, for people: `no socket`, `cri-o 1.30.4`, `refused: unimplemented: …`. */
+/** What one socket did, for people: `no socket`, `cri-o 1.30.4`, `refused: unimplemented: …` (its cause when it differs). */
 export function probeResultText(r: ProbeResult): string {
   switch (r.state) {
     case 'absent':

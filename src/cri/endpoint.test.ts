@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { configuredCriEndpoint, DEFAULT_CRI_ENDPOINTS, InvalidCriEndpointError, NoCriEndpointError, parseCriEndpoint } from './endpoint.ts';
+import { configuredCriEndpoint, DEFAULT_CRI_ENDPOINTS, InvalidCriEndpointError, KNOWN_ENDPOINT_RUNTIMES, NoCriEndpointError, parseCriEndpoint } from './endpoint.ts';
 
 describe('DEFAULT_CRI_ENDPOINTS', () => {
   test('probes containerd, then CRI-O, then k3s/RKE2 containerd, then cri-dockerd at its own default path', () => {
@@ -10,6 +10,11 @@ describe('DEFAULT_CRI_ENDPOINTS', () => {
       'unix:///run/k3s/containerd/containerd.sock',
       'unix:///var/run/cri-dockerd.sock',
     ]);
+  });
+
+  test('each names the runtime it belongs to, as the Node\'s containerRuntimeVersion names it', () => {
+    assert.deepEqual(DEFAULT_CRI_ENDPOINTS.map((e) => KNOWN_ENDPOINT_RUNTIMES[e]), ['containerd', 'cri-o', 'containerd', 'docker']);
+    assert.deepEqual(Object.keys(KNOWN_ENDPOINT_RUNTIMES).sort(), [...DEFAULT_CRI_ENDPOINTS].sort(), 'no other path is named');
   });
 });
 

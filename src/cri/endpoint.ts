@@ -3,8 +3,8 @@
 // Order, as crictl and kubelet users expect it:
 //   1. the --cri-endpoint flag (or the config file's criEndpoint), when given;
 //   2. the CONTAINER_RUNTIME_ENDPOINT environment variable, when set and not empty;
-//   3. otherwise DEFAULT_CRI_ENDPOINTS are probed (endpoint-probe.ts): a socket counts only when
-//      CRI Version answers on it.
+//   3. otherwise DEFAULT_CRI_ENDPOINTS are probed (endpoint-probe.ts): a socket whose CRI Version
+//      answers, or else one that is there but refuses or hangs (a sick runtime).
 //
 // An endpoint that is given is used as given, never probed, even when its socket does not exist
 // yet: the runtime may still be starting, and the client reports `unavailable` until it answers.
@@ -32,6 +32,18 @@ export const DEFAULT_CRI_ENDPOINTS: readonly string[] = [
   'unix:///run/k3s/containerd/containerd.sock',
   'unix:///var/run/cri-dockerd.sock',
 ];
+
+/**
+ * The runtime each known socket belongs to, as the Node's containerRuntimeVersion names it
+ * (`containerd://…`, `cri-o://…`, `docker://…` with cri-dockerd). Used only for a socket that is
+ * there but does not answer, whose runtime cannot say its own name (endpoint-probe.ts).
+ */
+export const KNOWN_ENDPOINT_RUNTIMES: Readonly<Record<string, string>> = {
+  'unix:///run/containerd/containerd.sock': 'containerd',
+  'unix:///run/crio/crio.sock': 'cri-o',
+  'unix:///run/k3s/containerd/containerd.sock': 'containerd',
+  'unix:///var/run/cri-dockerd.sock': 'docker',
+};
 
 export interface ConfiguredCriEndpoint {
   /** Always in the unix:///absolute/path form. */

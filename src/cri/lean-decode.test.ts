@@ -393,6 +393,44 @@ describe('lean relist decoder', () => {
     }
   });
 
+  test('refuses a field it keeps that comes with another wire type, at every level, naming the field', () => {
+    // [why, bytes, the field named]: each a kept field sent with a wire type other than its own.
+    const sandboxes: Array<[string, Buffer, number]> = [
+      ['the items as varints', fVarint(1, 3), 1],
+      ['a sandbox id as a varint', fLen(1, fVarint(1, 7)), 1],
+      ['a sandbox state as a length-delimited field', fLen(1, fStr(3, 'SANDBOX_READY')), 3],
+      ['a sandbox created_at as fixed64', fLen(1, fFixed64(4)), 4],
+      ['a sandbox metadata name as fixed32', fLen(1, fLen(2, fFixed32(1))), 1],
+      ['a sandbox metadata attempt as a string', fLen(1, fLen(2, fStr(4, '1'))), 4],
+    ];
+    for (const [why, bytes, field] of sandboxes) {
+      assert.throws(() => decodeListPodSandboxResponse(bytes), new RegExp(`^LeanDecodeError: field ${field} has wire type \\d, not its own at byte \\d+$`), why);
+    }
+    const containers: Array<[string, Buffer, number]> = [
+      ['the items as fixed32', fFixed32(1), 1],
+      ['a container pod_sandbox_id as a varint', fLen(1, fVarint(2, 1)), 2],
+      ['a container state as a string', fLen(1, fStr(6, 'CONTAINER_RUNNING')), 6],
+      ['a container created_at as a group', fLen(1, fGroup(7, Buffer.alloc(0))), 7],
+      ['a container metadata name as a varint', fLen(1, fLen(3, fVarint(1, 5))), 1],
+    ];
+    for (const [why, bytes, field] of containers) {
+      assert.throws(() => decodeListContainersResponse(bytes), new RegExp(`^LeanDecodeError: field ${field} has wire type \\d, not its own`), why);
+    }
+    assert.throws(() => decodeStatusResponse(fVarint(1, 1)), /field 1 has wire type 0/, 'the status as a varint');
+    assert.throws(() => decodeStatusResponse(fLen(1, fLen(1, fLen(2, Buffer.alloc(0))))), /field 2 has wire type 2/, 'a condition status as a string');
+    assert.throws(() => decodeVersionResponse(fVarint(2, 1)), /field 2 has wire type 0/, 'the runtime name as a varint');
+    // A wire type no field may have is named as such, kept field or not.
+    assert.throws(() => decodeListPodSandboxResponse(Buffer.concat([tag(1, 7), Buffer.alloc(4)])), /^LeanDecodeError: invalid wire type 7 at byte 1$/);
+    assert.throws(() => decodeListContainersResponse(tag(1, 4)), /^LeanDecodeError: invalid wire type 4 at byte 1$/);
+  });
+
+  test('still skips a field it does not keep, whatever its wire type (labels, image, ...)', () => {
+    // Container 4 image, 8 labels; PodSandbox 5 labels: the reader never keeps them.
+    assert.deepEqual(decodeListContainersResponse(fLen(1, Buffer.concat([fStr(1, 'c'), fVarint(4, 1), fFixed32(8)]))).map((c) => c.id), ['c']);
+    assert.deepEqual(decodeListPodSandboxResponse(fLen(1, Buffer.concat([fStr(1, 's'), fVarint(5, 1)]))).map((s) => s.id), ['s']);
+    assert.deepEqual(decodeListPodSandboxResponse(fVarint(2, 1)), [], 'a top-level field it does not keep');
+  });
+
   test('bounds the nesting of skipped groups', () => {
     let nested: Buffer = Buffer.alloc(0);
     for (let i = 0; i < 100; i++) nested = fGroup(9, nested);

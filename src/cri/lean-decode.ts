@@ -24,12 +24,23 @@
 //   - created_at is an int64 kept as a bigint, exact beyond 2^53 and when negative;
 //   - an enum number this file does not name becomes `UNKNOWN_<n>` (n as a signed int32);
 //   - unknown fields of every wire type (varint, fixed64, length-delimited, group, fixed32) are
-//     skipped, and so is a known field that arrives with an unexpected wire type;
+//     skipped, and so are the fields of a message this reader does not keep (labels, image...);
+//   - a field it keeps that arrives with another wire type is refused (below);
 //   - strings are decoded as UTF-8 with Buffer's own utf8Slice, as protobufjs does on Node.
 //
 // Failure modes: truncated input, a varint longer than 10 bytes, wire types 4 (unopened), 6 and
-// 7, field number 0, a group whose end does not match its start, or groups nested deeper than
-// MAX_GROUP_DEPTH throw LeanDecodeError. Nothing else is thrown.
+// 7, field number 0, a group whose end does not match its start, groups nested deeper than
+// MAX_GROUP_DEPTH, or a field it keeps with another wire type than its own throw LeanDecodeError.
+// Nothing else is thrown.
+//
+// Why a kept field with the wrong wire type is refused, not skipped: a wire type is fixed by the
+// field's type, and no compatible change of the CRI can change it, so such an answer is not the
+// message the agent reads (another API behind the socket, a broken runtime, corruption).
+// Skipping it would read, say, a listing whose items came as varints as an empty listing: a
+// wrong answer taken for a good one. Go's protobuf keeps such a field as unknown, and protobufjs
+// reads it as if its wire type were right, so the two do not agree either; the full-decode
+// comparisons below never send one. The agent refuses the answer, and says so
+// (`undecodable`, cri/fault-cause.ts).
 //
 // The reader keeps its cursor in module state: decoding is synchronous and never re-entered,
 // and a cursor object per call would be the only allocation besides the results.
@@ -45,6 +56,21 @@ const CONTAINER_STATES: readonly ContainerState[] = [
   'CONTAINER_EXITED',
   'CONTAINER_UNKNOWN',
 ];
+
+/** The fields each message's reader keeps, one bit per field number (all below 32). */
+const KEPT_LIST = bits(1);
+const KEPT_SANDBOX = bits(1, 2, 3, 4);
+const KEPT_SANDBOX_METADATA = bits(1, 2, 3, 4);
+const KEPT_CONTAINER = bits(1, 2, 3, 6, 7);
+const KEPT_CONTAINER_METADATA = bits(1, 2);
+const KEPT_STATUS_RESPONSE = bits(1);
+const KEPT_RUNTIME_STATUS = bits(1);
+const KEPT_CONDITION = bits(1, 2, 3, 4);
+const KEPT_VERSION = bits(1, 2, 3, 4);
+
+function bits(...fields: number[]): number {
+  return fields.reduce((mask, field) => mask | (1 << field), 0);
+}
 
 const WIRE_VARINT = 0;
 const WIRE_FIXED64 = 1;
@@ -83,7 +109,7 @@ export function decodeListPodSandboxResponse(bytes: Uint8Array): PodSandbox[] {
     while (pos < end) {
       const tag = varint32(end);
       if (tag === ((1 << 3) | WIRE_LEN)) items.push(podSandbox(messageEnd(end)));
-      else skipField(tag, end, 0);
+      else skipUnkept(tag, end, KEPT_LIST);
     }
     return items;
   } finally {
@@ -100,7 +126,7 @@ export function decodeListContainersResponse(bytes: Uint8Array): Container[] {
     while (pos < end) {
       const tag = varint32(end);
       if (tag === ((1 << 3) | WIRE_LEN)) items.push(container(messageEnd(end)));
-      else skipField(tag, end, 0);
+      else skipUnkept(tag, end, KEPT_LIST);
     }
     return items;
   } finally {
@@ -117,7 +143,7 @@ export function decodeStatusResponse(bytes: Uint8Array): RuntimeStatus {
     while (pos < end) {
       const tag = varint32(end);
       if (tag !== ((1 << 3) | WIRE_LEN)) {
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_STATUS_RESPONSE);
         continue;
       }
       // RuntimeStatus: a message seen twice is merged, so its conditions add up.
@@ -125,7 +151,7 @@ export function decodeStatusResponse(bytes: Uint8Array): RuntimeStatus {
       while (pos < statusEnd) {
         const statusTag = varint32(statusEnd);
         if (statusTag === ((1 << 3) | WIRE_LEN)) conditions.push(condition(messageEnd(statusEnd)));
-        else skipField(statusTag, statusEnd, 0);
+        else skipUnkept(statusTag, statusEnd, KEPT_RUNTIME_STATUS);
       }
       checkEnd(statusEnd);
     }
@@ -160,7 +186,7 @@ export function decodeVersionResponse(bytes: Uint8Array): RuntimeVersion {
           runtimeApiVersion = string(end);
           break;
         default:
-          skipField(tag, end, 0);
+          skipUnkept(tag, end, KEPT_VERSION);
       }
     }
     return { version, runtimeName, runtimeVersion, runtimeApiVersion };
@@ -205,7 +231,7 @@ function condition(end: number): RuntimeCondition {
         message = string(end);
         break;
       default:
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_CONDITION);
     }
   }
   checkEnd(end);
@@ -257,7 +283,7 @@ function podSandbox(end: number): PodSandbox {
               attempt = varint32(metaEnd) >>> 0;
               break;
             default:
-              skipField(metaTag, metaEnd, 0);
+              skipUnkept(metaTag, metaEnd, KEPT_SANDBOX_METADATA);
           }
         }
         break;
@@ -269,7 +295,7 @@ function podSandbox(end: number): PodSandbox {
         createdAtNs = int64(end);
         break;
       default:
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_SANDBOX);
     }
   }
   checkEnd(end);
@@ -312,7 +338,7 @@ function container(end: number): Container {
               attempt = varint32(metaEnd) >>> 0;
               break;
             default:
-              skipField(metaTag, metaEnd, 0);
+              skipUnkept(metaTag, metaEnd, KEPT_CONTAINER_METADATA);
           }
         }
         break;
@@ -324,7 +350,7 @@ function container(end: number): Container {
         createdAtNs = int64(end);
         break;
       default:
-        skipField(tag, end, 0);
+        skipUnkept(tag, end, KEPT_CONTAINER);
     }
   }
   checkEnd(end);
@@ -413,6 +439,22 @@ function string(end: number): string {
   pos += n;
   return n === 0 ? '' : buf.utf8Slice(from, pos);
 }
+
+/**
+ * Skips a field the reader does not keep. A field it keeps (a bit of `kept`) reaches here only
+ * with another wire type than its own, and is refused (see the header).
+ */
+function skipUnkept(tag: number, end: number, kept: number): void {
+  const field = tag >>> 3;
+  // A wire type that no field may have (4 unopened, 6, 7) is reported as such by skipField.
+  if (field < 32 && ((kept >>> field) & 1) === 1 && VALID_FIELD_WIRE_TYPES.has(tag & 7)) {
+    throw new LeanDecodeError(`field ${field} has wire type ${tag & 7}, not its own`, pos);
+  }
+  skipField(tag, end, 0);
+}
+
+/** The wire types a field may start with (the protobuf encoding): every one but 4, 6 and 7. */
+const VALID_FIELD_WIRE_TYPES: ReadonlySet<number> = new Set([WIRE_VARINT, WIRE_FIXED64, WIRE_LEN, WIRE_START_GROUP, WIRE_FIXED32]);
 
 function skipField(tag: number, end: number, depth: number): void {
   const field = tag >>> 3;

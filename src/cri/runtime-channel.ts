@@ -30,7 +30,7 @@ export const MAX_MESSAGE_BYTES_LIMIT = 2 ** 31 - 1;
 
 /**
  * Reconnect backoff: from 100 ms, doubling, to at most 1 s, the agent's default relist period
- * (DESIGN.md), so a returning runtime is reached by the next relist or the one after.
+ * (docs/design.md), so a returning runtime is reached by the next relist or the one after.
  */
 export const RECONNECT_BACKOFF_MS = { initial: 100, max: 1000 } as const;
 

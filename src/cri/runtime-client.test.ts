@@ -19,7 +19,7 @@ import type { RuntimeClient } from './types.ts';
 
 const clock = new SystemClock();
 const LONG = { deadlineMs: 10_000 };
-/** DESIGN.md's default relist period (upstream relistPeriod). */
+/** docs/design.md's default relist period (upstream relistPeriod). */
 const DEFAULT_RELIST_PERIOD_MS = 1000;
 
 async function setUp(
@@ -330,7 +330,7 @@ describe('runtime client on the simulated runtime', () => {
     }
   });
 
-  test('an answer the lean decoder refuses is other, "could not be decoded", with the decoder\'s error as cause', async (t) => {
+  test('an answer the lean decoder refuses is other, "could not be decoded", with the decoder\'s error as cause and undecodable as its failure mode', async (t) => {
     const dir = mkdtempSync(join(tmpdir(), 'np-cri-'));
     const socketPath = join(dir, 'bad.sock');
     const server = new grpc.Server();
@@ -350,5 +350,6 @@ describe('runtime client on the simulated runtime', () => {
     assert.equal(err.code, 'other');
     assert.ok(err.cause instanceof LeanDecodeError, `the decoder's error is the cause: ${String(err.cause)}`);
     assert.equal(err.message, `RuntimeService/ListPodSandbox: answer could not be decoded: ${err.cause.message}`);
+    assert.equal(err.knownCause, 'undecodable', 'the runtime answered; the agent could not read it');
   });
 });

@@ -37,7 +37,8 @@
 //   - Faults are CriErrors typed by gRPC status (grpc-fault.ts); the runtime's own message is in
 //     the message and in `detail`, and grpc-js's error under `cause`. A fault of the connection
 //     or the deadline names the socket. An answer the lean decoder refuses is `other`, "answer
-//     could not be decoded", with the decoder's error as its cause.
+//     could not be decoded", with the decoder's error as its cause and `undecodable` as its
+//     failure mode (fault-cause.ts): the runtime answered, and the agent could not read it.
 //
 // `bytes` in the listings' results is the size of the received protobuf messages.
 import * as grpc from '@grpc/grpc-js';
@@ -182,7 +183,7 @@ export function createRuntimeClient(options: RuntimeClientOptions): RuntimeClien
       if (!settle()) return;
       if (decodeError !== undefined) {
         const text = decodeError instanceof Error ? decodeError.message : String(decodeError);
-        reject(new CriError('other', `RuntimeService/${method.name}: answer could not be decoded: ${text}`, { detail: text, cause: decodeError }));
+        reject(new CriError('other', `RuntimeService/${method.name}: answer could not be decoded: ${text}`, { detail: text, cause: decodeError, knownCause: 'undecodable' }));
       } else if (err !== null || answer === undefined) {
         reject(criErrorFromGrpc(method.name, err ?? new Error('no answer and no error'), socketPath));
       } else {

@@ -43,7 +43,7 @@ interface Row {
   readonly step: ElectionStep;
 }
 
-// DESIGN.md's table, row for row (the first six rows; the two write rows are below), each at
+// docs/design.md's table, row for row (the first six rows; the two write rows are below), each at
 // both sides of its window. lastWriteOk and observedAt are 1 000 ms on the candidate's clock.
 const TABLE: readonly Row[] = [
   {

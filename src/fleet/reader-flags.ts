@@ -44,7 +44,8 @@ export const READER_FLAG_SPECS: readonly FlagSpec[] = [
   valueFlag('--grace', 'DURATION', formatDuration(DEFAULT_GRACE_MS), 'how long a lease may stand still and stay Fresh'),
 ];
 
-const labelSelector = text().transform((written, ctx): LabelSelector => {
+/** A label selector flag's value, parsed (label-selector.ts); a bad one is `key: value must be rule`. */
+export const labelSelector = text().transform((written, ctx): LabelSelector => {
   try {
     return parseLabelSelector(written);
   } catch (err) {

@@ -74,7 +74,7 @@ test('through a real server: when full, the connection that waited longest is cl
     {
       loops: () => [],
       withinStartupGrace: () => true,
-      ready: () => ({ ready: true, reason: '' }),
+      ready: () => [{ name: 'started', ok: true, reason: '' }],
       checks: () => [],
       status: () => {
         throw new Error('not used');

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { Liveness, LivenessState } from '../liveness/liveness.ts';
-import { healthzChecks, livezChecks, renderHealth } from './health-report.ts';
+import type { RuntimeHealthState } from '../relist/relist-ledger.ts';
+import { healthzChecks, livezChecks, readyzChecks, renderHealth } from './health-report.ts';
 
 const row = (name: string, state: LivenessState, reason = 'why'): Liveness => ({ name, state, reason });
 
@@ -86,5 +87,37 @@ describe('healthzChecks', () => {
     const base = { loops: [], withinStartupGrace: true, lease: { renewing: true, reason: '' } };
     assert.ok(healthzChecks({ ...base, runtime: { state: 'Healthy', message: '' } }).every((c) => c.ok));
     assert.equal(healthzChecks({ ...base, runtime: { state: 'NotYetObserved', message: 'relist has yet to be successful' } })[0]?.ok, false);
+  });
+});
+
+describe('readyzChecks mirrors the /readyz table in its module header', () => {
+  const started = { ready: true, reason: 'config loaded, loops started, HTTP serving' };
+  const notStarted = { ready: false, reason: 'loops not started' };
+  // the agent started?, the ledger's state, /readyz status
+  const table: ReadonlyArray<[boolean, RuntimeHealthState, 200 | 503]> = [
+    [false, 'Healthy', 503],
+    [false, 'CannotObserve', 503],
+    [true, 'Healthy', 200],
+    [true, 'Unhealthy', 200],
+    [true, 'NotYetObserved', 200],
+    [true, 'CannotObserve', 503],
+  ];
+  for (const [isStarted, state, status] of table) {
+    it(`an agent ${isStarted ? 'started and serving' : 'not started'} with a runtime ${state}: ${status}`, () => {
+      const checks = readyzChecks(isStarted ? started : notStarted, { state, message: 'the ledger\'s words' });
+      assert.equal(renderHealth('readyz', checks, false).status, status);
+    });
+  }
+
+  it('a runtime the agent cannot observe fails readiness with the ledger\'s words; a sick runtime does not', () => {
+    const message = 'the agent cannot observe the runtime (permission-denied): connect EACCES /run/containerd/containerd.sock; no relist has succeeded since the agent started';
+    assert.deepEqual(renderHealth('readyz', readyzChecks(started, { state: 'CannotObserve', message }), false), {
+      status: 503,
+      body: `[-]runtime-observable failed: ${message}\nreadyz check failed\n`,
+    });
+    assert.deepEqual(renderHealth('readyz', readyzChecks(started, { state: 'Unhealthy', message: 'relist was last seen active 3m5s ago' }), true), {
+      status: 200,
+      body: '[+]started ok\n[+]runtime-observable ok\nreadyz check passed\n',
+    });
   });
 });

@@ -6,14 +6,14 @@ import { Registry } from 'prom-client';
 import type { Liveness } from '../liveness/liveness.ts';
 import { createAgentMetrics } from '../metrics/metrics.ts';
 import { OPENMETRICS_CONTENT_TYPE, PROMETHEUS_TEXT_CONTENT_TYPE } from '../metrics/exposition.ts';
-import type { HealthCheck } from './health-report.ts';
+import { readyzChecks, type HealthCheck } from './health-report.ts';
 import { createHttpServer, type HttpDeps } from './http-server.ts';
 import { STATUS_FIELDS, type StatusSnapshot } from './status-snapshot.ts';
 
 interface World {
   loops: Liveness[];
   grace: boolean;
-  ready: { ready: boolean; reason: string };
+  ready: HealthCheck[];
   checks: HealthCheck[];
   status: StatusSnapshot;
   throwOnStatus: boolean;
@@ -34,8 +34,9 @@ function deadRuntimeStatus(): StatusSnapshot {
     },
     runtime: {
       state: 'Unhealthy',
+      why: 'failing',
       lastSuccessBegan: '2026-01-02T03:04:05.123Z',
-      lastFault: { code: 'unavailable', message: 'connection refused' },
+      lastFault: { code: 'unavailable', message: 'connection refused', cause: 'runtime-error' },
       message: 'relist was last seen active 3m5s ago; threshold is 3m0s',
     },
     runtimeConditions: [
@@ -52,7 +53,7 @@ function deadRuntimeStatus(): StatusSnapshot {
       containersByState: { CONTAINER_CREATED: 0, CONTAINER_RUNNING: 1, CONTAINER_EXITED: 0, CONTAINER_UNKNOWN: 0 },
     },
     recentEvents: [
-      { type: 'ContainerStarted', id: 'c1', podSandboxId: 'p1', kind: 'container', name: 'app', time: '2026-01-02T03:04:00.000Z' },
+      { type: 'ContainerStarted', kind: 'container', time: '2026-01-02T03:04:00.000Z' },
     ],
   };
 }
@@ -62,7 +63,7 @@ function deadRuntimeWorld(): World {
   return {
     loops: [alive('relister'), alive('lease'), alive('status-poller')],
     grace: false,
-    ready: { ready: true, reason: 'serving' },
+    ready: readyzChecks({ ready: true, reason: 'serving' }, { state: 'Unhealthy', message: 'relist was last seen active 3m5s ago; threshold is 3m0s' }),
     checks: [
       { name: 'relister', ok: true, reason: '' },
       { name: 'lease', ok: true, reason: '' },
@@ -179,14 +180,18 @@ describe('createHttpServer on a real port', () => {
     assert.equal((await request(`${base}/livez`)).status, 503);
   });
 
-  it('/readyz is 200 with a dead runtime once serving, and 503 with the reason before', async (t) => {
+  it('/readyz is 200 with a dead runtime once serving, 503 with the reason before, and 503 while the agent cannot observe', async (t) => {
     const world = deadRuntimeWorld();
     const base = await start(t, world);
     const ready = await request(`${base}/readyz`);
     assert.deepEqual([ready.status, ready.body], [200, 'ok\n']);
-    world.ready = { ready: false, reason: 'loops not started yet' };
+    world.ready = readyzChecks({ ready: false, reason: 'loops not started yet' }, { state: 'NotYetObserved', message: '' });
     const notReady = await request(`${base}/readyz`);
     assert.deepEqual([notReady.status, notReady.body], [503, '[-]started failed: loops not started yet\nreadyz check failed\n']);
+    world.ready = readyzChecks({ ready: true, reason: 'serving' }, { state: 'CannotObserve', message: 'the agent cannot observe the runtime (no-socket): …' });
+    const blind = await request(`${base}/readyz`);
+    assert.deepEqual([blind.status, blind.body], [503, '[-]runtime-observable failed: the agent cannot observe the runtime (no-socket): …\nreadyz check failed\n']);
+    assert.equal((await request(`${base}/livez`)).status, 200, '/livez does not follow it');
   });
 
   it('/healthz is `ok` when every check passes', async (t) => {
@@ -205,7 +210,7 @@ describe('createHttpServer on a real port', () => {
     assert.equal(reply.headers['content-type'], 'application/json; charset=utf-8');
     const body = JSON.parse(reply.body) as Record<string, Record<string, unknown>>;
     assert.deepEqual(Object.keys(body), [...STATUS_FIELDS]);
-    assert.deepEqual(Object.keys(body['runtime'] ?? {}), ['state', 'lastSuccessBegan', 'lastFault', 'message']);
+    assert.deepEqual(Object.keys(body['runtime'] ?? {}), ['state', 'why', 'lastSuccessBegan', 'lastFault', 'message']);
     assert.deepEqual(Object.keys(body['lease'] ?? {}), ['namespace', 'name', 'renewing', 'lastRenewTime', 'lastError']);
     assert.equal(body['lease']?.['lastError'], null);
     assert.deepEqual(body, JSON.parse(JSON.stringify(world.status)));
@@ -281,7 +286,7 @@ describe('createHttpServer bounds', () => {
     const server = createHttpServer({
       loops: () => [],
       withinStartupGrace: () => false,
-      ready: () => ({ ready: true, reason: '' }),
+      ready: () => [],
       checks: () => [],
       status: () => deadRuntimeStatus(),
       registry: new Registry(),

@@ -4,8 +4,10 @@
 // |-------------|-----------------------------------------------------------------------------|
 // | /livez      | 200 while every loop is Alive, or Unknown within the start-up grace; else   |
 // |             | 503 naming each failing loop and why. Never reads the runtime's health.     |
-// | /readyz     | 200 once started and serving (config loaded, loops started, HTTP up); it    |
-// |             | does not depend on the runtime, so a rollout never stalls on a sick node.   |
+// | /readyz     | 200 once started and serving (config loaded, loops started, HTTP up), unless|
+// |             | the agent cannot observe the runtime (503, with the ledger's words): a      |
+// |             | rollout of a version that cannot observe stops, one on a sick node does not |
+// |             | (health-report.ts, readyzChecks).                                           |
 // | /healthz    | every check (each loop, the runtime judgement, the lease); ?verbose lists   |
 // |             | them as Kubernetes components do. 200 only when all pass.                   |
 // | /metrics    | Prometheus text, or OpenMetrics when Accept asks for it.                    |
@@ -36,8 +38,8 @@ export interface HttpDeps {
   loops(): readonly Liveness[];
   /** True while the start-up grace for /livez has not run out. */
   withinStartupGrace(): boolean;
-  /** Started and serving? The reason says what is still missing when not. */
-  ready(): { readonly ready: boolean; readonly reason: string };
+  /** The /readyz checks (readyzChecks): started and serving, and the runtime observable. */
+  ready(): readonly HealthCheck[];
   /** /healthz checks: each loop, the runtime judgement, the lease. */
   checks(): readonly HealthCheck[];
   status(): StatusSnapshot;
@@ -133,8 +135,7 @@ async function route(deps: HttpDeps, path: string, query: URLSearchParams, req: 
       return text(status, body);
     }
     case '/readyz': {
-      const { ready, reason } = deps.ready();
-      const { status, body } = renderHealth('readyz', [{ name: 'started', ok: ready, reason }], verbose);
+      const { status, body } = renderHealth('readyz', deps.ready(), verbose);
       return text(status, body);
     }
     case '/healthz': {

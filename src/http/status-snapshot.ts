@@ -1,6 +1,12 @@
 // What /status answers: one JSON snapshot of what the agent knows now, for people and scripts.
 // Absent values are `null`, never missing keys, so a reader can rely on every field.
 // Times are wall-clock ISO 8601 strings: for people, never for judgement.
+//
+// It names nothing the runtime runs. /status answers anyone who can reach the pod's port, so
+// its lifecycle events carry what happened (the event type, container or sandbox) and when,
+// never a container's or pod's name, id, namespace or uid (statusEvent() keeps only those three
+// fields; docs/security.md says why this and not authorization, and
+// test/security/status-names.test.ts fails if a name or an id of the runtime's appears).
 import type { CriFault } from '../cri/cri-error.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeCondition } from '../cri/types.ts';
@@ -34,15 +40,32 @@ export interface StatusSnapshot {
 
 export interface RuntimeStatusView {
   readonly state: RuntimeHealth['state'];
+  /**
+   * Why, beside the state: `silent` or `failing` (NotYetObserved, Unhealthy), or the failure
+   * mode the agent cannot observe through (CannotObserve: `permission-denied`, `no-socket`, ...);
+   * null when Healthy.
+   */
+  readonly why: string | null;
   /** Wall time the last successful relist BEGAN, or null before one. */
   readonly lastSuccessBegan: string | null;
   readonly lastFault: CriFault | null;
   readonly message: string;
 }
 
-export interface StatusEvent extends LifecycleEvent {
+/** A lifecycle event as /status shows it: what happened and when, naming nothing. */
+export interface StatusEvent {
+  readonly type: LifecycleEvent['type'];
+  readonly kind: LifecycleEvent['kind'];
   /** Wall time the relist that saw it began. */
   readonly time: string;
+}
+
+/** The fields of a StatusEvent: the only ones /status shows of a lifecycle event. */
+export const STATUS_EVENT_FIELDS = ['type', 'kind', 'time'] as const;
+
+/** A recorded lifecycle event as /status shows it: its type and kind, at the wall time it was seen. */
+export function statusEvent(event: Pick<LifecycleEvent, 'type' | 'kind'> & { readonly seenWallMicros: number }): StatusEvent {
+  return { type: event.type, kind: event.kind, time: isoFromWallMicros(event.seenWallMicros) };
 }
 
 /** The field names of a StatusSnapshot, for tests and docs. */
@@ -59,6 +82,7 @@ export function runtimeStatusView(health: RuntimeHealth): RuntimeStatusView {
     case 'NotYetObserved':
       return {
         state: health.state,
+        why: health.why,
         lastSuccessBegan: null,
         lastFault: health.why === 'failing' ? health.fault : null,
         message: health.message,
@@ -67,8 +91,17 @@ export function runtimeStatusView(health: RuntimeHealth): RuntimeStatusView {
     case 'Unhealthy':
       return {
         state: health.state,
+        why: health.state === 'Unhealthy' ? health.why : null,
         lastSuccessBegan: isoFromWallMicros(health.lastSuccess.wallMicros),
         lastFault: health.lastFault ?? null,
+        message: health.message,
+      };
+    case 'CannotObserve':
+      return {
+        state: health.state,
+        why: health.why,
+        lastSuccessBegan: health.lastSuccess === undefined ? null : isoFromWallMicros(health.lastSuccess.wallMicros),
+        lastFault: health.fault,
         message: health.message,
       };
   }

@@ -8,8 +8,10 @@
 // |                 | (RFC 3339, whole seconds, UTC)   | creationTimestamp                           |
 //
 // Why six digits exactly: MicroTime.UnmarshalJSON parses with RFC3339Micro, so the real API
-// server answers 400 to a renewTime with any other number of fractional digits. Time drops the
-// fraction when it marshals; this writes it without one, as the server would store it.
+// server refuses a renewTime with any other number of fractional digits: 400 BadRequest on a
+// create, 422 Invalid (field `patch`) on a merge patch (test/cluster/conformance-table.ts).
+// Time drops the fraction when it marshals; this writes it without one, as the server would
+// store it.
 //
 // Reading is more lenient than writing, because what is read was written by someone else: either
 // type, a fraction of 1 to 9 digits (cut to microseconds), `Z` or a numeric offset.

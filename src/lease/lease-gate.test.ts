@@ -15,26 +15,37 @@ const RUNTIME: Record<RuntimeHealth['state'], RuntimeHealth> = {
     lastFault: undefined,
     message: 'relist was last seen active 3m1s ago; threshold is 3m0s; no relist has finished since',
   },
+  CannotObserve: {
+    state: 'CannotObserve',
+    why: 'permission-denied',
+    fault: { code: 'unavailable', message: 'connect EACCES /run/containerd/containerd.sock', cause: 'permission-denied' },
+    lastSuccess: undefined,
+    message: 'the agent cannot observe the runtime (permission-denied): connect EACCES /run/containerd/containerd.sock; no relist has succeeded since the agent started',
+  },
 };
 
 function row(state: LivenessState): Liveness {
   return { name: 'relister', state, reason: `reason for ${state}` };
 }
 
-// DESIGN.md's table of the lease gate, every combination.
+// docs/design.md's table of the lease gate, every combination.
 const TABLE: ReadonlyArray<[LivenessState, RuntimeHealth['state'], 'renew' | WithholdReason]> = [
   ['Alive', 'Healthy', 'renew'],
   ['Alive', 'NotYetObserved', 'runtime-not-yet-observed'],
   ['Alive', 'Unhealthy', 'runtime-unhealthy'],
+  ['Alive', 'CannotObserve', 'runtime-cannot-observe'],
   ['Unknown', 'Healthy', 'relister-unknown'],
   ['Unknown', 'NotYetObserved', 'relister-unknown'],
   ['Unknown', 'Unhealthy', 'relister-unknown'],
+  ['Unknown', 'CannotObserve', 'relister-unknown'],
   ['Stalled', 'Healthy', 'relister-stalled'],
   ['Stalled', 'NotYetObserved', 'relister-stalled'],
   ['Stalled', 'Unhealthy', 'relister-stalled'],
+  ['Stalled', 'CannotObserve', 'relister-stalled'],
   ['Dead', 'Healthy', 'relister-dead'],
   ['Dead', 'NotYetObserved', 'relister-dead'],
   ['Dead', 'Unhealthy', 'relister-dead'],
+  ['Dead', 'CannotObserve', 'relister-dead'],
 ];
 
 for (const [loop, runtime, expected] of TABLE) {
@@ -58,5 +69,10 @@ test('a withhold carries the words of the reading that caused it', () => {
     action: 'withhold',
     reason: 'runtime-unhealthy',
     message: 'relist was last seen active 3m1s ago; threshold is 3m0s; no relist has finished since',
+  });
+  assert.deepEqual(leaseGate(row('Alive'), RUNTIME.CannotObserve), {
+    action: 'withhold',
+    reason: 'runtime-cannot-observe',
+    message: RUNTIME.CannotObserve.message,
   });
 });

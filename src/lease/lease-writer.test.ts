@@ -386,7 +386,7 @@ test('a write whose gate stays open leaves no watch behind', async (t) => {
   assert.equal(h.clock.pendingTimers(), before, 'no timer outlives its write');
 });
 
-// The renewTime rule (DESIGN.md): never at or before the last stamp.
+// The renewTime rule (docs/design.md): never at or before the last stamp.
 const T0 = Date.UTC(2026, 0, 2, 3, 4, 5) * 1000; // µs
 const NEXT: ReadonlyArray<[string, number, number | undefined, number]> = [
   ['the first stamp is the wall clock', T0, undefined, T0],

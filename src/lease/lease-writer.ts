@@ -1,5 +1,5 @@
 // One renewal attempt of a node's Lease, as kubelet's lease controller writes its own
-// (component-helpers/apimachinery/lease/controller.go), with the changes DESIGN.md gives:
+// (component-helpers/apimachinery/lease/controller.go), with the changes docs/design.md gives:
 //
 // | step                                  | request                                               |
 // |---------------------------------------|-------------------------------------------------------|
@@ -198,7 +198,7 @@ export class LeaseWriter {
 }
 
 /**
- * The renewTime to stamp now (DESIGN.md): max(wall now, last stamped + 1 µs), so a wall clock
+ * The renewTime to stamp now (docs/design.md): max(wall now, last stamped + 1 µs), so a wall clock
  * stepped backwards never moves a lease back, and two renewals are never the same bytes.
  */
 export function nextRenewMicros(wallNowMicros: number, lastStampedMicros: number | undefined): number {

@@ -33,9 +33,21 @@
 // cannot change what it reports.
 //
 // The sampler runs on the clock it is given, like every other timer of the agent.
-import { createRequire } from 'node:module';
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
 import { Gauge, type Registry } from 'prom-client';
+import defaultMetrics from 'prom-client/lib/defaultMetrics.js';
+import gc from 'prom-client/lib/metrics/gc.js';
+import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
+import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
+import osMemoryHeap from 'prom-client/lib/metrics/osMemoryHeap.js';
+import processCpuTotal from 'prom-client/lib/metrics/processCpuTotal.js';
+import processHandles from 'prom-client/lib/metrics/processHandles.js';
+import processMaxFileDescriptors from 'prom-client/lib/metrics/processMaxFileDescriptors.js';
+import processOpenFileDescriptors from 'prom-client/lib/metrics/processOpenFileDescriptors.js';
+import processRequests from 'prom-client/lib/metrics/processRequests.js';
+import processResources from 'prom-client/lib/metrics/processResources.js';
+import processStartTime from 'prom-client/lib/metrics/processStartTime.js';
+import version from 'prom-client/lib/metrics/version.js';
 import type { Clock, Timer } from '../clock/clock.ts';
 
 /** How often the event loop is sampled, in ms (see the header for why 500). */
@@ -47,6 +59,27 @@ const PROM_CLIENT_LAG_COLLECTOR = 'eventLoopLag';
 type DefaultCollector = (registry: Registry, config: object) => void;
 
 /**
+ * prom-client's default collectors but its lag, by the names its metricsList gives them. Each is
+ * imported by name, not required from that list at run time, so that a bundler sees every module
+ * the agent runs (the image ships the agent bundled: scripts/bundle.ts). A prom-client that adds
+ * or renames a collector fails collectProcessMetrics, and its test, until this table follows.
+ */
+const COLLECTORS: Readonly<Record<string, DefaultCollector>> = {
+  processCpuTotal,
+  processStartTime,
+  osMemoryHeap,
+  processOpenFileDescriptors,
+  processMaxFileDescriptors,
+  processResources,
+  processHandles,
+  processRequests,
+  heapSizeAndUsed,
+  heapSpacesSizeAndUsed,
+  version,
+  gc,
+};
+
+/**
  * Registers prom-client's default process and Node.js collectors on `registry`, except its
  * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on `clock` (the
  * system clock in the agent) for the life of the process; its timer does not keep the process
@@ -54,15 +87,15 @@ type DefaultCollector = (registry: Registry, config: object) => void;
  */
 export function collectProcessMetrics(registry: Registry, clock: Clock, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
   // prom-client exports collectDefaultMetrics() whole; its collectors are one module each, named
-  // by its metricsList. Loading them by that list keeps any collector a later version adds.
-  const require = createRequire(import.meta.url);
-  const { metricsList } = require('prom-client/lib/defaultMetrics.js') as { metricsList: readonly string[] };
+  // by its metricsList, and registered here in that order.
+  const { metricsList } = defaultMetrics;
   if (!metricsList.includes(PROM_CLIENT_LAG_COLLECTOR)) {
     throw new Error(`prom-client's default collectors no longer include ${PROM_CLIENT_LAG_COLLECTOR}: ${metricsList.join(', ')}`);
   }
   for (const name of metricsList) {
     if (name === PROM_CLIENT_LAG_COLLECTOR) continue;
-    const collector = require(`prom-client/lib/metrics/${name}.js`) as DefaultCollector;
+    const collector = COLLECTORS[name];
+    if (collector === undefined) throw new Error(`prom-client's default collector ${name} must be in COLLECTORS (src/metrics/event-loop-lag.ts)`);
     collector(registry, {});
   }
   const sampler = new EventLoopLagSampler(clock, sampleMs);

@@ -76,6 +76,27 @@ describe('createAgentMetrics', () => {
     assert.equal(sample(text, 'nodepulse_build_info{version="1.2.3"}'), 1);
   });
 
+  it('the runtime verdict gauges are read at scrape time, and have no sample at all while they read none', async () => {
+    const { registry, metrics } = fresh();
+    let text = await registry.metrics();
+    assert.match(text, /^# TYPE nodepulse_runtime_healthy gauge$/m, 'declared from the start');
+    assert.equal(sample(text, 'nodepulse_runtime_healthy'), undefined, 'no sample before a provider');
+    assert.equal(sample(text, 'nodepulse_runtime_observable'), undefined);
+    let values: { healthy: 0 | 1 | undefined; observable: 0 | 1 | undefined } = { healthy: 1, observable: 1 };
+    metrics.setRuntimeGaugesProvider(() => values);
+    text = await registry.metrics();
+    assert.deepEqual([sample(text, 'nodepulse_runtime_healthy'), sample(text, 'nodepulse_runtime_observable')], [1, 1]);
+    values = { healthy: undefined, observable: 0 };
+    text = await registry.metrics();
+    assert.deepEqual([sample(text, 'nodepulse_runtime_healthy'), sample(text, 'nodepulse_runtime_observable')], [undefined, 0]);
+    assert.doesNotMatch(text, /^nodepulse_runtime_healthy/m, 'not even a 0: an alert on == 0 must not see the agent\'s blindness');
+    const om = await renderOpenMetrics(registry);
+    assert.doesNotMatch(om, /^nodepulse_runtime_healthy /m, 'the same in OpenMetrics');
+    assert.match(om, /^nodepulse_runtime_observable 0$/m);
+    values = { healthy: 0, observable: 1 };
+    assert.equal(sample(await registry.metrics(), 'nodepulse_runtime_healthy'), 0);
+  });
+
   it('runtime conditions are replaced as a set, and capped', async () => {
     const { registry, metrics } = fresh();
     metrics.setRuntimeConditions([{ type: 'RuntimeReady', status: true }, { type: 'NetworkReady', status: false }]);

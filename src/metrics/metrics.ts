@@ -14,7 +14,10 @@
 // | nodepulse_relist_last_success_timestamp_seconds     | gauge     | wall time the last successful relist BEGAN   |
 // | nodepulse_relist_in_flight_seconds                  | gauge     | age of the relist now in flight (0 if none)  |
 // | nodepulse_relist_failures_total{reason}             | counter   | failed relists by CRI fault code             |
-// | nodepulse_runtime_healthy                           | gauge     | 1 while the ledger judges the runtime Healthy|
+// | nodepulse_runtime_healthy                           | gauge     | 1 Healthy, 0 a runtime fault past the        |
+// |                                                     |           | threshold; no sample otherwise (see below)   |
+// | nodepulse_runtime_observable                        | gauge     | 0 while the agent cannot observe the runtime,|
+// |                                                     |           | 1 once it reached it; no sample before       |
 // | nodepulse_runtime_condition{type}                   | gauge     | the runtime's own Status conditions (1=true) |
 // | nodepulse_pods{state} / nodepulse_containers{state} | gauge     | what the last successful relist saw          |
 // | nodepulse_lifecycle_events_total{type}              | counter   | container lifecycle events from the diff     |
@@ -32,14 +35,22 @@
 // rule that `_total` means a counter (promtool flags them), and each is the sum of its per-type
 // sibling (nodejs_active_handles{type} …), so they are removed.
 //
+// The two runtime verdict gauges are read at scrape time from the ledger's judgement
+// (runtime-gauges.ts has their table), and each has no sample at all while it has no value:
+// prom-client always gives an unlabelled gauge a sample (0 until set), so they are ReadGauges,
+// a Gauge whose get() (what the Registry reads for both exposition formats) returns the value
+// read, or no value. An absent sample is what keeps NodePulseRuntimeUnhealthy (`== 0`) silent
+// for an agent that cannot observe or has not judged yet.
+//
 // The relist histogram's buckets reach the relist deadline, plus one overrun bucket just past it:
 // a relist ended by its deadline measures a hair over the deadline (timer latency), and a hung
-// relist must land in a real bucket, never only in +Inf (DESIGN.md "Defaults").
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+// relist must land in a real bucket, never only in +Inf (docs/design.md "Defaults").
+import { Counter, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client';
 import type { Clock } from '../clock/clock.ts';
 import { CRI_FAULT_CODES, type CriFaultCode } from '../cri/cri-error.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventType } from '../relist/lifecycle-diff.ts';
 import { collectProcessMetrics } from './event-loop-lag.ts';
+import type { RuntimeGaugeValues } from './runtime-gauges.ts';
 
 export const AGENT_METRIC_NAMES = [
   'nodepulse_relist_duration_seconds',
@@ -48,6 +59,7 @@ export const AGENT_METRIC_NAMES = [
   'nodepulse_relist_in_flight_seconds',
   'nodepulse_relist_failures_total',
   'nodepulse_runtime_healthy',
+  'nodepulse_runtime_observable',
   'nodepulse_runtime_condition',
   'nodepulse_pods',
   'nodepulse_containers',
@@ -103,7 +115,6 @@ export interface AgentMetrics {
   /** Wall-clock seconds since the epoch. */
   readonly relistLastSuccessTimestamp: { set(seconds: number): void };
   readonly relistFailures: { inc(labels: { reason: CriFaultCode }, value?: number): void };
-  readonly runtimeHealthy: { set(value: 0 | 1): void };
   readonly pods: { set(labels: { state: string }, count: number): void };
   readonly containers: { set(labels: { state: string }, count: number): void };
   readonly lifecycleEvents: { inc(labels: { type: LifecycleEventType }, value?: number): void };
@@ -122,6 +133,11 @@ export interface AgentMetrics {
    * is visible while it hangs, not after. Until set, the gauge reads 0.
    */
   setRelistInFlightProvider(provider: () => number): void;
+  /**
+   * Reads the runtime verdict gauges at every scrape (runtime-gauges.ts); until set, neither
+   * has a sample.
+   */
+  setRuntimeGaugesProvider(provider: () => RuntimeGaugeValues): void;
   /**
    * Reads /livez's judgement (every loop) at every scrape, so the gauge cannot disagree with
    * /livez, and still moves when every loop has stopped ticking.
@@ -186,9 +202,15 @@ export function createAgentMetrics(registry: Registry, options: AgentMetricsOpti
   });
   for (const reason of CRI_FAULT_CODES) relistFailures.inc({ reason }, 0);
 
-  const runtimeHealthy = new Gauge({
+  let runtimeGauges: () => RuntimeGaugeValues = () => ({ healthy: undefined, observable: undefined });
+  new ReadGauge(() => runtimeGauges().healthy, {
     name: 'nodepulse_runtime_healthy',
-    help: "1 while the relist ledger judges the runtime Healthy (last successful relist within the threshold), else 0.",
+    help: 'Read at scrape time: 1 while the runtime answered a relist within the threshold, 0 for a runtime fault past the threshold; no sample while not yet judged or while the agent cannot observe the runtime.',
+    registers,
+  });
+  new ReadGauge(() => runtimeGauges().observable, {
+    name: 'nodepulse_runtime_observable',
+    help: 'Read at scrape time: 0 while the agent cannot observe the runtime (a socket it may not open, an answer it cannot decode, no socket), 1 once it reached the runtime, sick or not; no sample before.',
     registers,
   });
 
@@ -268,7 +290,6 @@ export function createAgentMetrics(registry: Registry, options: AgentMetricsOpti
     relistInterval,
     relistLastSuccessTimestamp,
     relistFailures,
-    runtimeHealthy,
     pods,
     containers,
     lifecycleEvents,
@@ -288,5 +309,27 @@ export function createAgentMetrics(registry: Registry, options: AgentMetricsOpti
     setAgentAliveProvider(provider) {
       alive = provider;
     },
+    setRuntimeGaugesProvider(provider) {
+      runtimeGauges = provider;
+    },
   };
+}
+
+/**
+ * An unlabelled gauge whose one sample is read at scrape time, and absent while the reading is
+ * undefined (see the header).
+ */
+class ReadGauge extends Gauge {
+  readonly #read: () => number | undefined;
+
+  constructor(read: () => number | undefined, config: { name: string; help: string; registers: Registry[] }) {
+    super(config);
+    this.#read = read;
+  }
+
+  override async get(): Promise<MetricObjectWithValues<MetricValue<string>>> {
+    const metric = await super.get();
+    const value = this.#read();
+    return { ...metric, values: value === undefined ? [] : [{ value, labels: {} }] };
+  }
 }

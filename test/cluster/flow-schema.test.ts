@@ -4,15 +4,16 @@
 //
 // | request, with the agent's token              | classified by                      | seen in                            |
 // |----------------------------------------------|------------------------------------|------------------------------------|
-// | its lease: create, patch (renewals), get     | the shipped FlowSchema, into the   | X-Kubernetes-PF-FlowSchema-UID and |
-// |                                              | priority level it names            | -PriorityLevel-UID on each answer; |
+// | its lease: create, patch (renewals), get;    | the shipped FlowSchema, into the   | X-Kubernetes-PF-FlowSchema-UID and |
+// | its Node (GET)                               | priority level it ships            | -PriorityLevel-UID on each answer; |
 // |                                              |                                    | apiserver_flowcontrol_dispatched_  |
 // |                                              |                                    | requests_total for that schema     |
-// | its Node (GET), outside the schema's rules   | some other FlowSchema              | the same header                    |
+// | an Event (POST), outside the schema's rules  | some other FlowSchema              | the same header                    |
 // | the admin, the same lease                    | some other FlowSchema              | the same header                    |
 //
 // The metric is read before and after, and must have grown by exactly the number of requests the
-// test made with the agent's token: nothing else on this cluster uses that account.
+// test made with the agent's token inside the schema's rules: nothing else on this cluster uses
+// that account.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { SystemClock } from '../../src/clock/clock.ts';
@@ -65,7 +66,7 @@ test('the real API server classifies the agent\'s lease requests by the shipped 
   const before = await dispatched(cluster, schema.metadata.name);
   agentRequests = 0;
 
-  await t.test('the lease create, its renewals and a get: the shipped schema and its priority level', async () => {
+  await t.test('the lease create, its renewals, a get, and a GET of its Node: the shipped schema and its priority level', async () => {
     const created = await cluster.request(leases, {
       method: 'POST', credentials: agent,
       body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: NODE }, spec: { holderIdentity: NODE, leaseDurationSeconds: 40, renewTime: '2026-01-01T00:00:00.000000Z' } },
@@ -85,14 +86,28 @@ test('the real API server classifies the agent\'s lease requests by the shipped 
     agentRequests++;
     assert.equal(got.status, 200, got.body);
     assert.deepEqual(classified(got), ours, 'get');
-  });
-
-  await t.test('outside the schema\'s rules, or another user: classified elsewhere', async () => {
     const node = await cluster.request(`/api/v1/nodes/${NODE}`, { credentials: agent });
     agentRequests++;
     assert.equal(node.status, 200, node.body);
-    assert.equal(typeof classified(node).schema, 'string', 'every answer names its flow schema');
-    assert.notEqual(classified(node).schema, schemaUid, 'the agent\'s Node GET');
+    assert.deepEqual(classified(node), ours, 'the agent\'s Node GET (the endpoint probe, the condition\'s refresh)');
+  });
+
+  await t.test('outside the schema\'s rules, or another user: classified elsewhere', async () => {
+    // The agent's Events are notices, left out of the schema so a flood of them cannot take the
+    // renewals' seats: one, as the agent writes it, in `default`.
+    const event = await cluster.request('/apis/events.k8s.io/v1/namespaces/default/events', {
+      method: 'POST', credentials: agent,
+      body: {
+        apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { generateName: `${NODE}.` },
+        eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'nodepulse.io/agent', reportingInstance: `nodepulse-${NODE}`,
+        action: 'SetCondition', reason: 'RelistHealthy', type: 'Normal', note: 'written by the flow-schema test',
+        regarding: { apiVersion: 'v1', kind: 'Node', name: NODE },
+      },
+    });
+    agentRequests++;
+    assert.equal(event.status, 201, event.body);
+    assert.equal(typeof classified(event).schema, 'string', 'every answer names its flow schema');
+    assert.notEqual(classified(event).schema, schemaUid, 'the agent\'s Event');
     const admin = await cluster.request(`${leases}/${NODE}`);
     assert.equal(admin.status, 200, admin.body);
     assert.notEqual(classified(admin).schema, schemaUid, 'the admin\'s lease GET');
@@ -100,7 +115,7 @@ test('the real API server classifies the agent\'s lease requests by the shipped 
 
   await t.test('the API server\'s metric counts exactly the agent\'s lease requests under the schema', async () => {
     const after = await dispatched(cluster, schema.metadata.name);
-    // The Node GET above went elsewhere: only the lease requests count.
+    // The Event above went elsewhere: every other request of the agent's counts.
     assert.equal(after - before, agentRequests - 1, `apiserver_flowcontrol_dispatched_requests_total{flow_schema="${schema.metadata.name}"}`);
   });
 });

@@ -49,8 +49,11 @@ export interface ClusterPki {
   servingCert(name: string, cn: string, sans: readonly string[]): { cert: string; key: string };
 }
 
-/** Makes the PKI in `dir` (created). */
-export function createClusterPki(dir: string): ClusterPki {
+/**
+ * Makes the PKI in `dir` (created). `address` is the control plane's: the API server's and etcd's
+ * certificates name it (the bridge's by default; a private control plane on loopback passes its own).
+ */
+export function createClusterPki(dir: string, address: string = BRIDGE_ADDRESS): ClusterPki {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   const path = (file: string): string => join(dir, file);
   makeCa(dir, 'ca', 'nodepulse-cluster-ca');
@@ -58,11 +61,11 @@ export function createClusterPki(dir: string): ClusterPki {
 
   const apiSans = [
     'DNS:kubernetes', 'DNS:kubernetes.default', 'DNS:kubernetes.default.svc', 'DNS:kubernetes.default.svc.cluster.local',
-    `IP:${BRIDGE_ADDRESS}`, `IP:${API_SERVICE_ADDRESS}`,
+    `IP:${address}`, `IP:${API_SERVICE_ADDRESS}`,
   ];
   issue(dir, { name: 'apiserver', ca: 'ca', subject: '/CN=kube-apiserver', usage: 'serverAuth', sans: apiSans });
   issue(dir, { name: 'apiserver-kubelet-client', ca: 'ca', subject: '/O=system:masters/CN=kube-apiserver-kubelet-client', usage: 'clientAuth' });
-  issue(dir, { name: 'etcd-server', ca: 'etcd-ca', subject: '/CN=etcd', usage: 'serverAuth,clientAuth', sans: [`IP:${BRIDGE_ADDRESS}`] });
+  issue(dir, { name: 'etcd-server', ca: 'etcd-ca', subject: '/CN=etcd', usage: 'serverAuth,clientAuth', sans: [`IP:${address}`] });
   issue(dir, { name: 'apiserver-etcd-client', ca: 'etcd-ca', subject: '/CN=kube-apiserver-etcd-client', usage: 'clientAuth' });
   openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', 'sa.key'], dir);
   openssl(['pkey', '-in', 'sa.key', '-pubout', '-out', 'sa.pub'], dir);

@@ -132,4 +132,11 @@ test('nodepulse check against a real containerd', async (t) => {
     assert.equal(run.code, 1);
     assert.ok(`${run.stdout}${run.stderr}`.includes(missing), `the output names ${missing}: ${run.stdout}${run.stderr}`);
   });
+
+  await t.test('against a killed containerd (its socket refuses) it exits 1 and says the fault is the runtime\'s', async () => {
+    await cd.kill();
+    const run = await runCli(['check', '--cri-endpoint', cd.endpoint]);
+    assert.equal(run.code, 1);
+    assert.match(run.stdout, /^relist: +FAILED: unavailable \(refused, the runtime's fault\): .*connect ECONNREFUSED/m);
+  });
 });

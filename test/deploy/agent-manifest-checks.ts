@@ -194,7 +194,7 @@ export function assertAgentDaemonSet(ds: K8sObject, serviceAccountName: string):
   assert.deepEqual(pod.tolerations, [{ operator: 'Exists' }], 'the agent must tolerate every taint');
   assert.equal(pod.priorityClassName, 'system-node-critical');
   assert.equal(pod.serviceAccountName, serviceAccountName);
-  assert.deepEqual(d.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } });
+  assert.deepEqual(d.spec.updateStrategy, { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%', maxSurge: 0 } });
   assert.equal(pod.hostNetwork ?? false, false);
   assert.equal(pod.hostPID ?? false, false);
   assert.equal(pod.hostIPC ?? false, false);

@@ -155,7 +155,7 @@ test('helm controller values become the controller\'s flags; empty values leave 
     '--http-address=:9357',
     '--lease-namespace=nodepulse',
     '--agent-daemonset=nodepulse/nodepulse',
-    '--node-selector=kubernetes.io/os=linux,kubernetes.io/arch in (amd64)',
+    '--node-selector=kubernetes.io/os=linux,kubernetes.io/arch in (amd64,arm64)',
   ]);
 });
 

@@ -2,7 +2,11 @@
 // npm package `hadolint` is only a wrapper around a binary it does not ship), so this test
 // parses the Dockerfile with dockerfile-utils / dockerfile-ast (the parser of the Dockerfile
 // language server) and applies the hadolint rules that matter for this file, by their codes.
-// It also asserts that the final stage can hold no dev dependency.
+// It also asserts the contract of its two stages: the build stage runs on the build platform
+// and the final stage, on the target's, is COPY steps only (so an arm64 image is built without
+// emulation), both on the `node` devDependency's Node.js, and the final stage takes nothing but
+// the bundle from the build stage (so it can hold no node_modules; test/package/bundle.test.ts
+// holds the bundle to production packages).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -18,6 +22,8 @@ const instructions = dockerfile.getInstructions();
 interface Stage {
   name: string;
   image: string;
+  /** The FROM's --platform, as written (e.g. `${BUILDPLATFORM}`), or undefined. */
+  platform: string | undefined;
   instructions: Instruction[];
 }
 
@@ -38,10 +44,11 @@ function stages(): Stage[] {
   const out: Stage[] = [];
   for (const inst of instructions) {
     if (inst.getKeyword() === 'FROM') {
-      const parts = inst.getArguments().map((a) => a.getValue());
+      const platform = /--platform=(\S+)/.exec(inst.getTextContent())?.[1];
+      const parts = inst.getArguments().map((a) => a.getValue()).filter((p) => !p.startsWith('--'));
       const image = (parts[0] ?? '').replace(/\$\{?(\w+)\}?/g, (_m, n: string) => args.get(n) ?? '');
       const asIndex = parts.findIndex((p) => p.toUpperCase() === 'AS');
-      out.push({ name: asIndex >= 0 ? (parts[asIndex + 1] ?? '') : String(out.length), image, instructions: [] });
+      out.push({ name: asIndex >= 0 ? (parts[asIndex + 1] ?? '') : String(out.length), image, platform, instructions: [] });
     } else {
       out.at(-1)?.instructions.push(inst);
     }
@@ -62,12 +69,29 @@ test('the Dockerfile parses with no diagnostic from the Dockerfile validator', (
   assert.ok(allStages.length >= 2, 'precondition: a multi-stage build');
 });
 
-test('DL3006/DL3007: every base image is pinned to an explicit version tag, never latest', () => {
+/** The `node` devDependency's version, as package-lock.json pins it: the Node.js everything runs on. */
+const NODE_VERSION = (JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version?: string }> }).packages['node_modules/node']?.version;
+
+test('DL3006/DL3007: every base image is pinned to an explicit version tag, never latest; both name the node devDependency\'s Node.js', () => {
+  assert.match(NODE_VERSION ?? '', /^24\.\d+\.\d+$/, 'precondition: package-lock.json pins the node devDependency to a Node.js 24 release');
   for (const s of allStages) {
     assert.match(s.image, /^[\w./-]+:[\w.-]+$/, `stage ${s.name}: image ${s.image} must carry a tag`);
     assert.doesNotMatch(s.image, /:latest$/, `stage ${s.name}: never latest`);
-    assert.match(s.image, /^node:24\.\d+\.\d+-/, `stage ${s.name}: Node.js 24 LTS, pinned to a patch release`);
   }
+  const [build, final] = [allStages.find((s) => s.name === 'build'), allStages.at(-1)];
+  assert.equal(build?.image, `node:${NODE_VERSION}-bookworm-slim`, 'the build stage: Node.js\'s own Debian bookworm slim image, the devDependency\'s release');
+  assert.equal(final?.image, `localhost/nodepulse-runtime:${NODE_VERSION}-bookworm`, 'the final stage: the runtime base scripts/runtime-base.ts assembles, the same release');
+});
+
+test('the build stage runs on the build platform and the final stage, on the target\'s, is COPY steps only: no program of the target architecture runs', () => {
+  const build = allStages.find((s) => s.name === 'build');
+  const final = allStages.at(-1);
+  assert.ok(build && final && build !== final, 'precondition: a build stage and a final stage');
+  assert.equal(build.platform, '${BUILDPLATFORM}');
+  assert.equal(final.platform, '${TARGETPLATFORM}');
+  const kinds = new Set(final.instructions.map((i) => i.getKeyword()));
+  assert.deepEqual([...kinds].filter((k) => !['ARG', 'LABEL', 'WORKDIR', 'ENV', 'COPY', 'EXPOSE', 'ENTRYPOINT'].includes(k)), [], 'the final stage runs nothing (no RUN, no shell-form step)');
+  assert.equal(allStages.length, 2, 'two stages: a third would be built for the target platform too');
 });
 
 test('DL3024: stage names are unique; DL3022: COPY --from names an earlier stage', () => {
@@ -114,22 +138,17 @@ test('the image runs `nodepulse agent`, says why it runs as root, and carries OC
   for (const key of ['title', 'description', 'version', 'licenses', 'source', 'revision']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}=`));
 });
 
-test('the final stage holds no dev dependency: its node_modules come only from an `npm ci --omit=dev` stage', () => {
+test('the final stage holds no node_modules and no dev dependency: it takes only the bundle from the build stage, which makes it', () => {
   const final = allStages.at(-1);
-  assert.ok(final, 'precondition: a final stage');
+  const build = allStages.find((s) => s.name === 'build');
+  assert.ok(final && build, 'precondition: a build stage and a final stage');
   const copies = final.instructions.filter((i) => i.getKeyword() === 'COPY').map(argText);
-  const modules = copies.filter((c) => /node_modules/.test(c));
-  assert.equal(modules.length, 1, 'exactly one COPY brings node_modules');
-  const from = /--from=(\S+)/.exec(modules[0] ?? '')?.[1];
-  const source = allStages.find((s) => s.name === from);
-  assert.ok(source, 'node_modules must come from a named stage');
-  const sourceRuns = source.instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent() ?? '');
-  assert.ok(sourceRuns.some((r) => /npm ci\b.*--omit=dev/.test(r)), `stage ${source.name} must install with npm ci --omit=dev`);
-  assert.ok(sourceRuns.every((r) => !/npm (install|i)\b|--include=dev/.test(r)), `stage ${source.name} must add nothing else`);
-  // Nothing else from the build stage may carry packages: only dist/ and proto/.
-  for (const c of copies.filter((x) => /--from=build\b/.test(x))) assert.match(c, /^--from=build \/src\/(dist|proto) /);
+  assert.deepEqual(copies, ['--from=build /src/bundle ./'], 'one COPY, of the bundle (scripts/bundle.ts), and nothing from the context');
+  const buildRuns = build.instructions.filter((i) => i.getKeyword() === 'RUN').map((i) => i.getArgumentsContent() ?? '');
+  assert.match(buildRuns.at(-1) ?? '', /npm run build && npm run bundle$/, 'the bundle is made from the freshly built dist/');
+  assert.ok(buildRuns.every((r) => !/npm (install|i)\b/.test(r)), 'the build stage installs with npm ci only');
   // A plain COPY from the context could carry node_modules; .dockerignore keeps them out.
   const ignore = readFileSync(join(REPO_ROOT, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim());
   assert.equal(ignore[ignore.findIndex((l) => !l.startsWith('#') && l !== '')], '*', '.dockerignore must start by ignoring everything');
-  assert.equal(ignore.some((l) => /^!.*node_modules/.test(l)), false);
+  assert.equal(ignore.some((l) => /^!(.*\/)?(node_modules|dist|bundle)(\/|$)/.test(l)), false, 'no node_modules, dist/ or bundle/ of the machine enters the context');
 });

@@ -1,19 +1,26 @@
 // What the manifests promise about the image, rendered by the real `kubectl kustomize` and
 // `helm template`:
 //   - the architecture rule: a required node affinity on kubernetes.io/arch that allows exactly
-//     the architectures the image is built for (scripts/build-image.ts IMAGE_ARCHITECTURES; the
-//     image test checks the built image against the same list);
+//     the architectures the image is built for (scripts/build-image.ts IMAGE_ARCHITECTURES, the
+//     list the build iterates; the image tests check the built manifest list against it). In the
+//     chart one value, image.architectures, holds that list, and the rule is rendered from it;
+//   - the non-root uid the manifests run as is the one the image's /etc/passwd names
+//     (scripts/runtime-base.ts NON_ROOT_UID);
 //   - the controller judges exactly the Nodes the DaemonSet can run on: a Node left without an
 //     agent by the rule has no lease, and must not be marked for it;
 //   - the non-root mode: helm's nonRoot.* and the kustomize component with the gid patch that
 //     its header documents render the same pod, a non-root uid with the socket's gid in
 //     supplementalGroups, and helm refuses nonRoot without the gid.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { parse } from 'yaml';
 import { IMAGE_ARCHITECTURES } from '../../scripts/build-image.ts';
+import { NON_ROOT_UID } from '../../scripts/runtime-base.ts';
 import { matchesSelector, parseLabelSelector } from '../../src/fleet/label-selector.ts';
 import { agentPodProjection, allowedArchitectures } from './agent-manifest-checks.ts';
-import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';
+import { CHART_DIR, HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';
 import { schemaErrors } from './schema.ts';
 
 const helm = helmRunner();
@@ -45,6 +52,16 @@ test('kustomize and helm render a required kubernetes.io/arch rule allowing exac
   for (const [what, objects] of renders) assert.deepEqual(allowedArchitectures(only(objects, 'DaemonSet')), image, what);
 });
 
+test('the chart\'s one list of architectures, image.architectures, is the build\'s by default, and the rule follows it', () => {
+  const values = parse(readFileSync(join(CHART_DIR, 'values.yaml'), 'utf8')) as { image: { architectures: unknown } };
+  assert.deepEqual(values.image.architectures, [...IMAGE_ARCHITECTURES], 'values.yaml image.architectures: the architectures scripts/build-image.ts builds');
+  const amd64Only = helm.template(['image.architectures={amd64}']);
+  assert.deepEqual(allowedArchitectures(only(amd64Only, 'DaemonSet')), ['amd64'], 'the DaemonSet\'s rule is rendered from image.architectures');
+  const objects = helm.template(['controller.enabled=true', 'image.architectures={arm64}']);
+  const args = (only(objects, 'Deployment')['spec'] as { template: { spec: { containers: Array<{ args?: string[] }> } } }).template.spec.containers[0]?.args ?? [];
+  assert.ok(args.includes('--node-selector=kubernetes.io/os=linux,kubernetes.io/arch in (arm64)'), `the controller's default node selector follows it: ${args.join(' ')}`);
+});
+
 test('the architecture check fails on a missing rule, on a wider one, and on a second term without it', () => {
   const ds = only(renderKustomize('deploy'), 'DaemonSet');
   assert.ok(allowedArchitectures(ds) !== undefined, 'precondition: the rendered DaemonSet has the rule');
@@ -56,7 +73,7 @@ test('the architecture check fails on a missing rule, on a wider one, and on a s
   assert.equal(allowedArchitectures(edit((pod) => delete pod.affinity)), undefined);
   const wider = edit((pod) => {
     (pod.affinity as { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: Array<{ matchExpressions: Array<{ values: string[] }> }> } } })
-      .nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]?.matchExpressions[0]?.values.push('arm64');
+      .nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]?.matchExpressions[0]?.values.push('s390x');
   });
   assert.notDeepEqual(allowedArchitectures(wider), [...IMAGE_ARCHITECTURES].sort());
   const open = edit((pod) => {
@@ -70,6 +87,7 @@ test('the architecture check fails on a missing rule, on a wider one, and on a s
 const FLEET: ReadonlyArray<Record<string, string>> = [
   { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'amd64' },
   { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 'arm64' },
+  { 'kubernetes.io/os': 'linux', 'kubernetes.io/arch': 's390x' },
   { 'kubernetes.io/os': 'windows', 'kubernetes.io/arch': 'amd64' },
   { 'kubernetes.io/os': 'linux' },
 ];
@@ -89,11 +107,11 @@ function judged(objects: readonly K8sObject[], labels: Record<string, string>): 
   return matchesSelector(parseLabelSelector(flag.slice('--node-selector='.length)), labels);
 }
 
-test('the controller judges exactly the Nodes the agent DaemonSet can run on (kustomize, helm, helm with two architectures)', () => {
+test('the controller judges exactly the Nodes the agent DaemonSet can run on (kustomize, helm, helm with one architecture)', () => {
   const renders: Array<[string, K8sObject[]]> = [
     ['kustomize', renderKustomize('deploy/overlays/all')],
     ['helm', helm.template(HELM_ALL_COMPONENTS)],
-    ['helm, amd64 and arm64', helm.template([...HELM_ALL_COMPONENTS, 'architectures={amd64,arm64}'])],
+    ['helm, amd64 only', helm.template([...HELM_ALL_COMPONENTS, 'image.architectures={amd64}'])],
   ];
   for (const [what, objects] of renders) {
     const ds = only(objects, 'DaemonSet');
@@ -103,18 +121,37 @@ test('the controller judges exactly the Nodes the agent DaemonSet can run on (ku
 });
 
 test('helm with no architectures (null or an empty list) drops the rule, for a multi-architecture image', () => {
-  assert.equal(allowedArchitectures(only(helm.template(['architectures=null']), 'DaemonSet')), undefined);
+  assert.equal(allowedArchitectures(only(helm.template(['image.architectures=null']), 'DaemonSet')), undefined);
+  assert.equal(allowedArchitectures(only(helm.template([{ json: 'image.architectures=[]' }]), 'DaemonSet')), undefined);
 });
 
-test('non-root: helm nonRoot.* and the kustomize component plus its documented gid patch render the same pod, uid 65532 with the socket\'s gid', () => {
+/** A Deployment's (or any pod owner's) required kubernetes.io/arch rule, read as the DaemonSet's is. */
+function podArchitectures(o: K8sObject): string[] | undefined {
+  return allowedArchitectures({ ...o, spec: { template: (o['spec'] as { template: unknown }).template } } as K8sObject);
+}
+
+test('the controller runs the image too: kustomize and helm give its pods the DaemonSet\'s architecture rule, from the same list', () => {
+  const renders: Array<[string, K8sObject[]]> = [
+    ['kustomize', renderKustomize('deploy/overlays/all')],
+    ['helm', helm.template(HELM_ALL_COMPONENTS)],
+    ['helm, amd64 only', helm.template([...HELM_ALL_COMPONENTS, 'image.architectures={amd64}'])],
+  ];
+  for (const [what, objects] of renders) {
+    const daemonSet = allowedArchitectures(only(objects, 'DaemonSet'));
+    assert.ok(daemonSet !== undefined, `precondition (${what}): the DaemonSet has the rule`);
+    assert.deepEqual(podArchitectures(only(objects, 'Deployment')), daemonSet, what);
+  }
+});
+
+test('non-root: helm nonRoot.* and the kustomize component plus its documented gid patch render the same pod, uid 65532 (the image\'s nonroot) with the socket\'s gid', () => {
   const viaHelm = only(helm.template(['nonRoot.enabled=true', `nonRoot.socketGid=${GID}`]), 'DaemonSet');
   const viaKustomize = only(renderKustomizeOverlay(['deploy/base'], ['deploy/components/non-root'], [SOCKET_GROUP_PATCH]), 'DaemonSet');
   for (const ds of [viaHelm, viaKustomize]) {
     const pod = podOf(ds);
     assert.deepEqual(pod.securityContext, { seccompProfile: { type: 'RuntimeDefault' }, supplementalGroups: [GID] });
     assert.deepEqual(pod.containers[0]?.securityContext, {
-      runAsUser: 65532,
-      runAsGroup: 65532,
+      runAsUser: NON_ROOT_UID,
+      runAsGroup: NON_ROOT_UID,
       runAsNonRoot: true,
       privileged: false,
       readOnlyRootFilesystem: true,

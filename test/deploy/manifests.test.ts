@@ -5,20 +5,23 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { parse } from 'yaml';
 import { agentEnv, assertAgentDaemonSet, agentPodProjection, EXPECTED_AGENT_GRANTS, grantsOf, hostPathsOf, RUNTIME_DIRS, SHARED_RUN_DIRS } from './agent-manifest-checks.ts';
-import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, renderKustomizeOverlay, withoutHooks, type K8sObject } from './render.ts';
+import { livenessKillBound, startupGraceSeconds, type AgentDaemonSetSpec } from './liveness-bound.ts';
 import { schemaErrors } from './schema.ts';
 
 const AGENT_SA = { namespace: 'nodepulse', name: 'nodepulse' };
-const OPTIONAL_KINDS = ['Service', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'FlowSchema', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding', 'NetworkPolicy', 'Deployment', 'PodDisruptionBudget'];
+const OPTIONAL_KINDS = ['Service', 'ConfigMap', 'PodMonitor', 'PrometheusRule', 'NetworkPolicy', 'Deployment', 'PodDisruptionBudget'];
+/** The safe defaults: on in the kustomize base and in the chart's defaults alike. */
+const DEFAULT_SAFETY_KINDS = ['FlowSchema', 'PriorityLevelConfiguration', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
 
 const kustomizeAll = renderKustomize('deploy/overlays/all');
 const kustomizeBase = renderKustomize('deploy');
 const helm = helmRunner();
 after(() => helm.close());
-const helmAll = helm.template(HELM_ALL_COMPONENTS);
-const helmDefault = helm.template([]);
+// The release's own objects; the hooks (uninstall, test) have tests of their own (chart-hooks.test.ts).
+const helmAll = withoutHooks(helm.template(HELM_ALL_COMPONENTS));
+const helmDefault = withoutHooks(helm.template([]));
 
 function kinds(objects: readonly K8sObject[]): string[] {
   return objects.map((o) => o.kind).sort();
@@ -93,6 +96,7 @@ test('kustomize and helm render the same agent pod and the same grants', () => {
 test('kustomize and helm render the same optional components', () => {
   const spec = (objs: readonly K8sObject[], kind: string): unknown => only(objs, kind, kind === 'PrometheusRule' || kind === 'PodMonitor' ? 'nodepulse' : undefined)['spec'];
   assert.deepEqual(spec(helmAll, 'FlowSchema'), spec(kustomizeAll, 'FlowSchema'));
+  assert.deepEqual(spec(helmAll, 'PriorityLevelConfiguration'), spec(kustomizeAll, 'PriorityLevelConfiguration'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicy'), spec(kustomizeAll, 'ValidatingAdmissionPolicy'));
   assert.deepEqual(spec(helmAll, 'ValidatingAdmissionPolicyBinding'), spec(kustomizeAll, 'ValidatingAdmissionPolicyBinding'));
   assert.deepEqual(spec(helmAll, 'NetworkPolicy'), spec(kustomizeAll, 'NetworkPolicy'));
@@ -118,14 +122,28 @@ test('the Service and PodMonitor select the agent pods, and the PodMonitor adds 
   }
 });
 
-test('the FlowSchema puts only the agent\'s lease writes in node-high', () => {
-  const fs = only(kustomizeAll, 'FlowSchema')['spec'] as {
-    priorityLevelConfiguration: { name: string };
-    rules: Array<{ subjects: unknown[]; resourceRules: Array<{ apiGroups: string[]; resources: string[]; namespaces: string[] }>; nonResourceRules?: unknown }>;
-  };
-  assert.equal(fs.priorityLevelConfiguration.name, 'node-high');
-  assert.deepEqual(fs.rules.map((r) => r.subjects), [[{ kind: 'ServiceAccount', serviceAccount: { name: 'nodepulse', namespace: 'nodepulse' } }]]);
-  assert.deepEqual(fs.rules.flatMap((r) => r.resourceRules.map((rr) => [rr.apiGroups, rr.resources, rr.namespaces])), [[['coordination.k8s.io'], ['leases'], ['nodepulse']]]);
+test('the FlowSchema puts the agent\'s and the controller\'s Lease, Node and DaemonSet requests in a priority level of nodepulse\'s own', () => {
+  for (const [what, objects] of [['kustomize', kustomizeBase], ['helm', helmDefault]] as const) {
+    const fs = only(objects, 'FlowSchema')['spec'] as {
+      priorityLevelConfiguration: { name: string };
+      distinguisherMethod: { type: string };
+      rules: Array<{ subjects: unknown[]; resourceRules: unknown[]; nonResourceRules?: unknown }>;
+    };
+    const level = only(objects, 'PriorityLevelConfiguration');
+    assert.equal(fs.priorityLevelConfiguration.name, level.metadata.name, `${what}: the FlowSchema names the level it ships`);
+    assert.notEqual(fs.priorityLevelConfiguration.name, 'node-high', `${what}: not the kubelets' own level`);
+    assert.equal(fs.distinguisherMethod.type, 'ByUser', `${what}: one flow per service account, so the controller never waits behind the agents`);
+    assert.deepEqual(fs.rules.map((r) => r.subjects), [[
+      { kind: 'ServiceAccount', serviceAccount: { name: 'nodepulse', namespace: 'nodepulse' } },
+      { kind: 'ServiceAccount', serviceAccount: { name: 'nodepulse-controller', namespace: 'nodepulse' } },
+    ]], what);
+    assert.deepEqual(fs.rules.map((r) => r.resourceRules), [[
+      { verbs: ['*'], apiGroups: ['coordination.k8s.io'], resources: ['leases'], namespaces: ['*'] },
+      { verbs: ['*'], apiGroups: [''], resources: ['nodes', 'nodes/status'], clusterScope: true },
+      { verbs: ['*'], apiGroups: ['apps'], resources: ['daemonsets'], namespaces: ['*'] },
+    ]], `${what}: their Leases, Nodes and the DaemonSet; not Events, so a flood of notices cannot take the renewals' seats`);
+    assert.equal(fs.rules.some((r) => JSON.stringify(r).includes('events')), false);
+  }
 });
 
 test('the admission policy confines the agent to its token\'s node, for leases and nodes/status', () => {
@@ -146,9 +164,22 @@ test('the admission policy confines the agent to its token\'s node, for leases a
   assert.deepEqual(binding.validationActions, ['Deny']);
 });
 
-test('helm renders no optional component unless asked', () => {
+test('helm renders no optional component unless asked, and the safe defaults always, as the kustomize base does', () => {
   for (const kind of OPTIONAL_KINDS) assert.equal(helmDefault.some((o) => o.kind === kind), false, kind);
-  assert.deepEqual(kinds(renderKustomize('deploy')).filter((k) => OPTIONAL_KINDS.includes(k)), []);
+  assert.deepEqual(kinds(kustomizeBase).filter((k) => OPTIONAL_KINDS.includes(k)), []);
+  assert.deepEqual(kinds(helmDefault).filter((k) => DEFAULT_SAFETY_KINDS.includes(k)), [...DEFAULT_SAFETY_KINDS].sort());
+  assert.deepEqual(kinds(kustomizeBase).filter((k) => DEFAULT_SAFETY_KINDS.includes(k)), [...DEFAULT_SAFETY_KINDS].sort());
+});
+
+test('the admission policy is rendered only where the API server serves admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy', () => {
+  const older = withoutHooks(helm.template([], { apiVersions: [] }));
+  assert.deepEqual(kinds(older).filter((k) => k.startsWith('ValidatingAdmissionPolicy')), [], 'a server without the kind gets no policy');
+  assert.deepEqual(kinds(older).filter((k) => DEFAULT_SAFETY_KINDS.includes(k)), ['FlowSchema', 'PriorityLevelConfiguration'], 'the priority level needs only flowcontrol v1 (Kubernetes >= 1.29, the chart\'s floor)');
+  const off = withoutHooks(helm.template(['admissionPolicy.enabled=false']));
+  assert.deepEqual(kinds(off).filter((k) => k.startsWith('ValidatingAdmissionPolicy')), [], 'and it can be turned off');
+  const withoutPolicy = renderKustomizeOverlay(['deploy/base'], ['deploy/components/without-admission-policy']);
+  assert.deepEqual(kinds(withoutPolicy).filter((k) => k.startsWith('ValidatingAdmissionPolicy')), [], 'kustomize on an older server: the without-admission-policy component removes both');
+  assert.deepEqual(kinds(withoutPolicy).filter((k) => !k.startsWith('ValidatingAdmissionPolicy')), kinds(kustomizeBase).filter((k) => !k.startsWith('ValidatingAdmissionPolicy')), 'and nothing else');
 });
 
 test('helm with the Node condition off drops its flag-guarded grants and passes --node-condition=false', () => {
@@ -255,15 +286,33 @@ test('the agent\'s resources cover the benchmark\'s steady state in docs/bench.m
   }
 });
 
-test('minReadySeconds outlasts the agent\'s start-up grace plus its liveness probe\'s failure window, in both renders', () => {
-  const grace = (parse(readFileSync(join(REPO_ROOT, 'deploy', 'helm', 'nodepulse', 'files', 'defaults.yaml'), 'utf8')) as { agent: { startupGrace: string } }).agent.startupGrace;
-  const graceS = Number(/^(\d+)s$/.exec(grace)?.[1]);
-  assert.ok(graceS > 0, `precondition: the start-up grace is whole seconds, got ${grace}`);
+test('an agent that cannot observe never becomes available: its readiness failures land well inside minReadySeconds, in both renders', () => {
+  // /readyz turns 503 at the first relist that fails for the agent's own reason (about a second
+  // after start). Even if one probe passed before that, the pod is Ready again only after it
+  // has failed failureThreshold probes in a row, so it is never Ready for minReadySeconds on end:
+  // the rollout counts it unavailable and stops within maxUnavailable.
   for (const objects of [kustomizeAll, helmDefault]) {
-    const spec = only(objects, 'DaemonSet')['spec'] as { minReadySeconds?: number; template: { spec: { containers: Array<{ livenessProbe: { periodSeconds: number; failureThreshold: number } }> } } };
-    const probe = spec.template.spec.containers[0]?.livenessProbe;
-    assert.ok(probe, 'precondition: the agent has a liveness probe');
-    assert.ok((spec.minReadySeconds ?? 0) >= graceS + probe.periodSeconds * probe.failureThreshold,
-      `minReadySeconds ${spec.minReadySeconds} must cover ${graceS}s of start-up grace and ${probe.failureThreshold} × ${probe.periodSeconds}s of failed probes`);
+    const spec = only(objects, 'DaemonSet')['spec'] as {
+      minReadySeconds?: number;
+      updateStrategy?: { type?: string };
+      template: { spec: { containers: Array<{ readinessProbe: { httpGet?: { path?: string }; periodSeconds: number; failureThreshold: number; successThreshold?: number; initialDelaySeconds?: number } }> } };
+    };
+    const probe = spec.template.spec.containers[0]?.readinessProbe;
+    assert.ok(probe, 'precondition: the agent has a readiness probe');
+    assert.equal(probe.httpGet?.path, '/readyz');
+    assert.equal(spec.updateStrategy?.type, 'RollingUpdate', 'a rolling update waits for availability');
+    const failWindowS = (probe.initialDelaySeconds ?? 0) + probe.periodSeconds * probe.failureThreshold;
+    assert.ok(failWindowS * 2 <= (spec.minReadySeconds ?? 0),
+      `readiness fails within ${failWindowS}s, which must be at most half of minReadySeconds ${spec.minReadySeconds}`);
+  }
+});
+
+test('minReadySeconds is longer than the latest a liveness failure after the start-up grace can kill the pod, in both renders', () => {
+  const graceS = startupGraceSeconds();
+  for (const objects of [kustomizeAll, helmDefault]) {
+    const spec = only(objects, 'DaemonSet')['spec'] as AgentDaemonSetSpec;
+    const bound = livenessKillBound(spec, graceS);
+    // Strictly longer: at equality the pod can count as available in the very second it is killed.
+    assert.ok((spec.minReadySeconds ?? 0) > bound.seconds, `minReadySeconds ${spec.minReadySeconds} must be longer than ${bound.text}`);
   }
 });

@@ -27,10 +27,11 @@ export const RULES_TESTS_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'rules.t
 export const TARGET_LABELS: ReadonlySet<string> = new Set(['job', 'instance', 'node', 'namespace', 'pod', 'container', 'endpoint']);
 
 /**
- * Names the shipped rules read from kube-state-metrics (NodePulseAgentMissing), as its docs name
- * them; no kube-state-metrics runs here, so this list is the contract.
+ * Names the shipped rules read from kube-state-metrics (NodePulseAgentMissing,
+ * NodePulseFleetRuntimeUnhealthy), as its docs name them; no kube-state-metrics runs here, so
+ * this list is the contract.
  */
-export const KUBE_STATE_METRICS_NAMES: readonly string[] = ['kube_node_info', 'kube_node_labels'];
+export const KUBE_STATE_METRICS_NAMES: readonly string[] = ['kube_node_info', 'kube_node_labels', 'kube_node_status_condition'];
 
 /** Which exporter writes a metric name: the agent (and Prometheus' own `up`), the controller, or kube-state-metrics. */
 export function exporterOf(name: string): 'agent' | 'controller' | 'kube-state-metrics' {

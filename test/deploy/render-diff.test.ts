@@ -8,12 +8,13 @@
 // (--create-namespace, or one created beforehand: docs/install.md).
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { HELM_ALL_COMPONENTS, helmRunner, renderKustomize, type K8sObject } from './render.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, renderKustomize, type K8sObject, withoutHooks } from './render.ts';
 
 const helm = helmRunner();
 after(() => helm.close());
 const kustomize = renderKustomize('deploy/overlays/all');
-const rendered = helm.template(HELM_ALL_COMPONENTS);
+// The release's own objects; the chart's hooks (uninstall, test) have no kustomize counterpart.
+const rendered = withoutHooks(helm.template(HELM_ALL_COMPONENTS));
 
 function id(o: K8sObject): string {
   return `${o.kind}/${o.metadata.namespace ?? '-'}/${o.metadata.name}`;

@@ -16,15 +16,39 @@ import { k8sTools } from '../support/k8s-tools.ts';
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 export const CHART_DIR = join(REPO_ROOT, 'deploy', 'helm', 'nodepulse');
 
-/** Helm values that turn every optional component and the controller on, as the kustomize `all` overlay does. */
+/**
+ * Helm values that turn every optional component and the controller on, as the kustomize `all`
+ * overlay does. The admission policy and the priority level are on by default in both.
+ */
 export const HELM_ALL_COMPONENTS = [
   'monitoring.enabled=true',
   'grafanaDashboard.enabled=true',
-  'flowSchema.enabled=true',
-  'admissionPolicy.enabled=true',
   'networkPolicy.enabled=true',
   'controller.enabled=true',
 ] as const;
+
+/**
+ * The kinds a Kubernetes 1.31 API server serves that the chart asks about
+ * (.Capabilities.APIVersions): `helm template` without a cluster knows group/versions only, so
+ * each render is told what such a server's discovery lists. A render for an older server passes
+ * `apiVersions: []`.
+ */
+export const SERVED_KINDS_1_31: readonly string[] = ['admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy'];
+
+/** Whether an object is a Helm hook (helm.sh/hook): the uninstall hook, the test. */
+export function isHook(o: K8sObject): boolean {
+  return (o.metadata as { annotations?: Record<string, string> }).annotations?.['helm.sh/hook'] !== undefined;
+}
+
+/** The objects `helm install` keeps as the release's own: every rendered object but the hooks. */
+export function withoutHooks(objects: readonly K8sObject[]): K8sObject[] {
+  return objects.filter((o) => !isHook(o));
+}
+
+/** The objects of one hook event (`post-delete`, `test`), in render order. */
+export function hookObjects(objects: readonly K8sObject[], event: string): K8sObject[] {
+  return objects.filter((o) => ((o.metadata as { annotations?: Record<string, string> }).annotations?.['helm.sh/hook'] ?? '').split(',').includes(event));
+}
 
 const TOOL_TIMEOUT_MS = 60_000;
 const MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -97,7 +121,8 @@ export type HelmSet = string | { readonly json: string };
 
 /** A Helm runner with private cache/config/data folders; call close() when done. */
 export interface HelmRunner {
-  template(sets: readonly HelmSet[], opts?: { release?: string; namespace?: string }): K8sObject[];
+  /** `helm template`, for a 1.31 server (SERVED_KINDS_1_31) unless `apiVersions` says otherwise. */
+  template(sets: readonly HelmSet[], opts?: { release?: string; namespace?: string; apiVersions?: readonly string[]; chart?: string }): K8sObject[];
   /** `helm template` that is expected to fail: its stderr, or undefined when it rendered. */
   templateError(sets: readonly HelmSet[]): string | undefined;
   /**
@@ -105,7 +130,7 @@ export interface HelmRunner {
    * of the chart gets one more template that renders the same text into a ConfigMap; `lookup`
    * answers nothing there, as in `helm template`.
    */
-  notes(sets: readonly HelmSet[], opts?: { release?: string; namespace?: string }): string;
+  notes(sets: readonly HelmSet[], opts?: { release?: string; namespace?: string; apiVersions?: readonly string[] }): string;
   /** `helm lint --strict`, pass or fail: whether it passed, and everything it wrote. */
   lintOutcome(sets: readonly string[]): { passed: boolean; output: string };
   lint(sets: readonly string[]): string;
@@ -122,15 +147,15 @@ export function helmRunner(): HelmRunner {
   };
   const setArgs = (sets: readonly HelmSet[]): string[] => sets.flatMap((s) => (typeof s === 'string' ? ['--set', s] : ['--set-json', s.json]));
   const helm = k8sTools().helm;
-  const templateArgs = (sets: readonly HelmSet[], release = 'nodepulse', namespace = 'nodepulse'): string[] =>
-    ['template', release, CHART_DIR, '--namespace', namespace, '--kube-version', '1.31.0', ...setArgs(sets)];
+  const templateArgs = (sets: readonly HelmSet[], release = 'nodepulse', namespace = 'nodepulse', apiVersions: readonly string[] = SERVED_KINDS_1_31, chart = CHART_DIR): string[] =>
+    ['template', release, chart, '--namespace', namespace, '--kube-version', '1.31.0', ...apiVersions.flatMap((v) => ['--api-versions', v]), ...setArgs(sets)];
   const attempt = (args: readonly string[]): { passed: boolean; output: string } => {
     const r = spawnSync(helm, args, { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: TOOL_TIMEOUT_MS, maxBuffer: MAX_OUTPUT_BYTES });
     return { passed: r.status === 0, output: `${r.stdout}${r.stderr}` };
   };
   return {
     template(sets, opts = {}) {
-      return parseManifests(run(helm, templateArgs(sets, opts.release, opts.namespace), env));
+      return parseManifests(run(helm, templateArgs(sets, opts.release, opts.namespace, opts.apiVersions, opts.chart), env));
     },
     templateError(sets) {
       const r = attempt(templateArgs(sets));
@@ -143,7 +168,7 @@ export function helmRunner(): HelmRunner {
       cpSync(join(copy, 'templates', 'NOTES.txt'), join(copy, 'files', 'notes.txt'));
       writeFileSync(join(copy, 'templates', 'zz-notes.yaml'),
         'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: rendered-notes\ndata:\n  notes: {{ tpl (.Files.Get "files/notes.txt") . | toJson }}\n');
-      const args = ['template', opts.release ?? 'nodepulse', copy, '--namespace', opts.namespace ?? 'nodepulse', '--kube-version', '1.31.0', ...setArgs(sets)];
+      const args = ['template', opts.release ?? 'nodepulse', copy, '--namespace', opts.namespace ?? 'nodepulse', '--kube-version', '1.31.0', ...(opts.apiVersions ?? SERVED_KINDS_1_31).flatMap((v) => ['--api-versions', v]), ...setArgs(sets)];
       const data = only(parseManifests(run(helm, args, env)), 'ConfigMap', 'rendered-notes')['data'] as { notes: string };
       return data.notes;
     },

@@ -1,7 +1,8 @@
 // The alert rules: promtool checks them and runs their unit tests (real promtool, from
 // Debian's prometheus package); the PrometheusRule copies agree with the plain file; each
-// alert the issues name exists, uses only metrics its exporter declares, and links its runbook;
-// and the chart's thresholds follow its values (promtool unit tests of the rendered rules).
+// alert the issues name exists at its severity, uses only metrics its exporter declares, and
+// names its runbook; and the chart's thresholds and architecture list follow its values
+// (promtool unit tests of the rendered rules).
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -12,7 +13,8 @@ import { parse, stringify } from 'yaml';
 import { requireExecutables } from '../support/require.ts';
 import { agentExposition, controllerExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
 import { alertMetricUses, KUBE_STATE_METRICS_NAMES, ruleTestSeries, seriesOf, unknownNames, usesOf } from './metric-uses.ts';
-import { HELM_ALL_COMPONENTS, helmRunner, REPO_ROOT, renderKustomize, type K8sObject } from './render.ts';
+import { allowedArchitectures } from './agent-manifest-checks.ts';
+import { HELM_ALL_COMPONENTS, helmRunner, only, REPO_ROOT, renderKustomize, type K8sObject } from './render.ts';
 
 const RULES_FILE = join(REPO_ROOT, 'deploy', 'prometheus', 'prometheus-rules.yaml');
 const RULES_TESTS = join(REPO_ROOT, 'deploy', 'prometheus', 'rules.test.yaml');
@@ -23,7 +25,9 @@ const CHART_RULES_TESTS = join(REPO_ROOT, 'test', 'deploy', 'chart-rules.test.ya
 
 const AGENT_ALERTS = [
   'NodePulseRuntimeUnhealthy',
+  'NodePulseAgentCannotObserve',
   'NodePulseRuntimeNotReady',
+  'NodePulseFleetRuntimeUnhealthy',
   'NodePulseRelistSlow',
   'NodePulseRelistHung',
   'NodePulseLeaseNotRenewing',
@@ -33,6 +37,10 @@ const AGENT_ALERTS = [
 ];
 const CONTROLLER_ALERTS = ['NodePulseControllerNoLeader', 'NodePulseControllerMarkingPaused', 'NodePulseControllerWriteErrors'];
 const ISSUE_ALERTS = [...AGENT_ALERTS, ...CONTROLLER_ALERTS];
+/** One node's (or the controller's) trouble is a warning; only a share of the fleet pages. */
+const CRITICAL_ALERTS = ['NodePulseFleetRuntimeUnhealthy'];
+/** Alerts that read kube-state-metrics alone: no nodepulse job to key on. */
+const KUBE_STATE_ONLY_ALERTS = ['NodePulseFleetRuntimeUnhealthy'];
 
 interface Rule {
   alert?: string;
@@ -80,14 +88,21 @@ test('the rule file holds exactly the alerts the issues name: the agent\'s in gr
   assert.deepEqual(byGroup, { nodepulse: [...AGENT_ALERTS].sort(), 'nodepulse-controller': [...CONTROLLER_ALERTS].sort() });
 });
 
-test('every alert has a severity, a summary, and a runbook_url that points at its own section of docs/runbooks.md', () => {
+test('the severities: every per-node and controller alert is a warning, and only the fleet alert is critical', () => {
+  const bySeverity = (severity: string): string[] => alerts.filter((a) => a.labels?.['severity'] === severity).map((a) => a.alert).sort();
+  assert.deepEqual(bySeverity('critical'), CRITICAL_ALERTS);
+  assert.deepEqual(bySeverity('warning'), ISSUE_ALERTS.filter((a) => !CRITICAL_ALERTS.includes(a)).sort());
+  assert.deepEqual(alerts.filter((a) => a.alert === 'NodePulseRuntimeUnhealthy' || a.alert === 'NodePulseRuntimeNotReady').map((a) => a.labels?.['severity']), ['warning', 'warning']);
+});
+
+test('every alert has a summary, and names its own section of docs/runbooks.md in `runbook`; the plain file writes no runbook_url (there is no public site to point at)', () => {
   const headings = new Set(
     readFileSync(RUNBOOKS, 'utf8').split('\n').filter((l) => l.startsWith('## ')).map((l) => l.slice(3).trim().toLowerCase()),
   );
   for (const a of alerts) {
-    assert.match(a.labels?.['severity'] ?? '', /^(warning|critical)$/, `${a.alert}: severity`);
     assert.ok(a.annotations?.['summary'], `${a.alert}: summary`);
-    assert.equal(a.annotations?.['runbook_url'], `https://github.com/nodepulse/nodepulse/blob/main/docs/runbooks.md#${a.alert.toLowerCase()}`);
+    assert.equal(a.annotations?.['runbook'], `docs/runbooks.md#${a.alert.toLowerCase()}`);
+    assert.equal(a.annotations?.['runbook_url'], undefined, `${a.alert}: no URL that leads nowhere`);
     assert.ok(headings.has(a.alert.toLowerCase()), `docs/runbooks.md must have a "## ${a.alert}" section`);
   }
 });
@@ -99,14 +114,18 @@ test('every alert and every rule test series uses only metric names its exporter
   assert.deepEqual(unknownNames(usesOf(uses, 'agent'), agent), []);
   assert.deepEqual(unknownNames(usesOf(uses, 'controller'), controller), []);
   assert.deepEqual(unknownNames(usesOf(uses, 'kube-state-metrics'), new Set(KUBE_STATE_METRICS_NAMES)), []);
-  assert.ok(usesOf(uses, 'controller').length === CONTROLLER_ALERTS.length && usesOf(uses, 'kube-state-metrics').length === 1,
-    'precondition: the controller\'s alerts and NodePulseAgentMissing are read');
+  assert.ok(usesOf(uses, 'controller').length === CONTROLLER_ALERTS.length && usesOf(uses, 'kube-state-metrics').length === 2,
+    'precondition: the controller\'s alerts, NodePulseAgentMissing and NodePulseFleetRuntimeUnhealthy are read');
   const series = ruleTestSeries();
   assert.ok(series.length >= 20, `precondition: the rule tests' input series are read, found ${series.length}`);
   const named = (s: typeof series): Array<{ where: string; names: Set<string> }> => s.map((x) => ({ where: x.where, names: new Set([x.name]) }));
   assert.deepEqual(unknownNames(named(seriesOf(series, 'agent')), agent), []);
   assert.deepEqual(unknownNames(named(seriesOf(series, 'controller')), controller), []);
   for (const a of alerts) {
+    if (KUBE_STATE_ONLY_ALERTS.includes(a.alert)) {
+      assert.doesNotMatch(a.expr, /nodepulse_/, `${a.alert} reads kube-state-metrics only`);
+      continue;
+    }
     const job = CONTROLLER_ALERTS.includes(a.alert) ? 'nodepulse-controller' : 'nodepulse';
     assert.match(a.expr, new RegExp(`job="${job}"`), `${a.alert} must select job="${job}"`);
   }
@@ -132,12 +151,15 @@ test('the kustomize and helm PrometheusRules carry exactly the plain file\'s gro
   assert.deepEqual(ruleGroupsOf(helm.template(['monitoring.enabled=true'])).map((g) => g.name), ['nodepulse'], 'the controller\'s alerts only with the controller');
 });
 
-test('helm rewrites every runbook_url to the configured base', () => {
+test('helm adds a runbook_url to every alert from monitoring.prometheusRule.runbookURL, and none by default', () => {
   const helm = helmRunner();
   after(() => helm.close());
-  const groups = ruleGroupsOf(helm.template([...HELM_ALL_COMPONENTS, 'monitoring.prometheusRule.runbookURL=https://wiki.example.org/nodepulse']));
+  const groups = ruleGroupsOf(helm.template([...HELM_ALL_COMPONENTS, 'monitoring.prometheusRule.runbookURL=https://wiki.example.org/nodepulse/runbooks.md']));
   const urls = groups.flatMap((g) => g.rules).map((r) => r.annotations?.['runbook_url']).sort();
-  assert.deepEqual(urls, alerts.map((a) => `https://wiki.example.org/nodepulse#${a.alert.toLowerCase()}`).sort());
+  assert.deepEqual(urls, alerts.map((a) => `https://wiki.example.org/nodepulse/runbooks.md#${a.alert.toLowerCase()}`).sort());
+  const byDefault = ruleGroupsOf(helm.template(HELM_ALL_COMPONENTS)).flatMap((g) => g.rules);
+  assert.ok(byDefault.length === alerts.length, 'precondition: every alert is rendered');
+  assert.deepEqual(byDefault.filter((r) => r.annotations?.['runbook_url'] !== undefined).map((r) => r.alert), []);
 });
 
 /** The alert expressions of a chart render, by alert name. */
@@ -150,19 +172,46 @@ function chartExprs(sets: readonly string[]): Record<string, string> {
   }
 }
 
-test('the chart\'s thresholds follow the values they depend on: the relist deadline and the readers\' grace', () => {
+/** The values chart-rules.test.yaml is written for. */
+const CHART_RULES_VALUES = ['agent.relistDeadline=20s', 'controller.grace=30s', 'monitoring.prometheusRule.fleetUnhealthyPercent=25', 'image.architectures={amd64}'];
+
+test('the chart\'s thresholds follow the values they depend on: the relist deadline, the readers\' grace, the fleet share and the image\'s architectures', () => {
   const defaults = chartExprs([]);
-  const changed = chartExprs(['agent.relistDeadline=20s', 'controller.grace=30s']);
+  const changed = chartExprs(CHART_RULES_VALUES);
   assert.match(defaults['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 30 /);
   assert.match(changed['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 10 /);
   assert.match(changed['NodePulseRelistSlow'] ?? '', /\) > 3\.333 /);
   assert.match(changed['NodePulseLeaseNotRenewing'] ?? '', /_seconds\{job="nodepulse"\} > 30 /);
-  const untouched = Object.keys(defaults).filter((a) => !['NodePulseRelistHung', 'NodePulseRelistSlow', 'NodePulseLeaseNotRenewing'].includes(a));
+  assert.match(defaults['NodePulseFleetRuntimeUnhealthy'] ?? '', /\n\s*> 10 /);
+  assert.match(changed['NodePulseFleetRuntimeUnhealthy'] ?? '', /\n\s*> 25 /);
+  assert.match(defaults['NodePulseAgentMissing'] ?? '', /kube_node_labels\{label_kubernetes_io_arch!~"amd64\|arm64\|"\}/);
+  assert.match(changed['NodePulseAgentMissing'] ?? '', /kube_node_labels\{label_kubernetes_io_arch!~"amd64\|"\}/);
+  const untouched = Object.keys(defaults).filter((a) => !['NodePulseRelistHung', 'NodePulseRelistSlow', 'NodePulseLeaseNotRenewing', 'NodePulseFleetRuntimeUnhealthy', 'NodePulseAgentMissing'].includes(a));
   assert.deepEqual(untouched.filter((a) => defaults[a] !== changed[a]), [], 'no other expression moves');
   assert.match(chartExprs(['agent.relistDeadline=2m'])['NodePulseRelistHung'] ?? '', / > 60 /);
+  const anyArch = chartExprs(['image.architectures=null'])['NodePulseAgentMissing'] ?? '';
+  assert.match(anyArch, /label_kubernetes_io_os/, 'precondition: the rest of the expression stays');
+  assert.doesNotMatch(anyArch, /label_kubernetes_io_arch/, 'no architecture rule on the DaemonSet, no architecture clause in the alert');
 });
 
-test('promtool test rules passes on the chart\'s rules rendered with non-default values (a 20s relist deadline, a 30s grace)', (t) => {
+test('NodePulseAgentMissing reads the list the DaemonSet\'s architecture rule is rendered from, in kustomize and in helm', () => {
+  const archClause = (expr: string): string[] => /label_kubernetes_io_arch!~"([^"]*)"/.exec(expr)?.[1]?.split('|').filter((a) => a !== '').sort() ?? [];
+  const helm = helmRunner();
+  after(() => helm.close());
+  for (const [what, objects] of [
+    ['kustomize overlays/all', renderKustomize('deploy/overlays/all')],
+    ['helm, every component', helm.template(HELM_ALL_COMPONENTS)],
+    ['helm, amd64 alone', helm.template([...HELM_ALL_COMPONENTS, 'image.architectures={amd64}'])],
+    ['helm, arm64 alone', helm.template([...HELM_ALL_COMPONENTS, 'image.architectures={arm64}'])],
+  ] as const) {
+    const expr = ruleGroupsOf(objects).flatMap((g) => g.rules).find((r) => r.alert === 'NodePulseAgentMissing')?.expr ?? '';
+    const daemonSet = allowedArchitectures(only(objects, 'DaemonSet'));
+    assert.ok(daemonSet !== undefined && daemonSet.length > 0, `precondition (${what}): the DaemonSet has the rule`);
+    assert.deepEqual(archClause(expr), daemonSet, what);
+  }
+});
+
+test('promtool test rules passes on the chart\'s rules rendered with non-default values (a 20s relist deadline, a 30s grace, a 25 % fleet share, amd64 alone)', (t) => {
   const tools = requireExecutables(t, ['promtool']);
   if (tools === undefined) return;
   const helm = helmRunner();
@@ -171,7 +220,7 @@ test('promtool test rules passes on the chart\'s rules rendered with non-default
     helm.close();
     rmSync(dir, { recursive: true, force: true });
   });
-  const groups = ruleGroupsOf(helm.template([...HELM_ALL_COMPONENTS, 'agent.relistDeadline=20s', 'controller.grace=30s']));
+  const groups = ruleGroupsOf(helm.template([...HELM_ALL_COMPONENTS, ...CHART_RULES_VALUES]));
   writeFileSync(join(dir, 'chart-rules.yaml'), stringify({ groups }));
   copyFileSync(CHART_RULES_TESTS, join(dir, 'chart-rules.test.yaml'));
   assert.match(promtool(tools['promtool'] as string, ['test', 'rules', join(dir, 'chart-rules.test.yaml')]), /SUCCESS/);

@@ -14,8 +14,10 @@ import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operat
 import { ValidatingAdmissionPolicy } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy';
 import { ValidatingAdmissionPolicyBinding } from 'kubernetes-models/admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding';
 import { DaemonSet } from 'kubernetes-models/apps/v1/DaemonSet';
+import { Job } from 'kubernetes-models/batch/v1/Job';
 import { Deployment } from 'kubernetes-models/apps/v1/Deployment';
 import { FlowSchema } from 'kubernetes-models/flowcontrol.apiserver.k8s.io/v1/FlowSchema';
+import { PriorityLevelConfiguration } from 'kubernetes-models/flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1/NetworkPolicy';
 import { ClusterRole } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRole';
 import { ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/ClusterRoleBinding';
@@ -24,6 +26,7 @@ import { RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1/Role
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1/PodDisruptionBudget';
 import { ConfigMap } from 'kubernetes-models/v1/ConfigMap';
 import { Namespace } from 'kubernetes-models/v1/Namespace';
+import { Pod } from 'kubernetes-models/v1/Pod';
 import { Service } from 'kubernetes-models/v1/Service';
 import { ServiceAccount } from 'kubernetes-models/v1/ServiceAccount';
 import type { K8sObject } from './render.ts';
@@ -43,15 +46,18 @@ const MODELS: Readonly<Record<string, ModelFactory>> = {
   'v1/Namespace': factory(Namespace),
   'v1/ConfigMap': factory(ConfigMap),
   'v1/ServiceAccount': factory(ServiceAccount),
+  'v1/Pod': factory(Pod),
   'v1/Service': factory(Service),
   'apps/v1/DaemonSet': factory(DaemonSet),
   'apps/v1/Deployment': factory(Deployment),
+  'batch/v1/Job': factory(Job),
   'policy/v1/PodDisruptionBudget': factory(PodDisruptionBudget),
   'rbac.authorization.k8s.io/v1/Role': factory(Role),
   'rbac.authorization.k8s.io/v1/RoleBinding': factory(RoleBinding),
   'rbac.authorization.k8s.io/v1/ClusterRole': factory(ClusterRole),
   'rbac.authorization.k8s.io/v1/ClusterRoleBinding': factory(ClusterRoleBinding),
   'flowcontrol.apiserver.k8s.io/v1/FlowSchema': factory(FlowSchema),
+  'flowcontrol.apiserver.k8s.io/v1/PriorityLevelConfiguration': factory(PriorityLevelConfiguration),
   'networking.k8s.io/v1/NetworkPolicy': factory(NetworkPolicy),
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy': factory(ValidatingAdmissionPolicy),
   'admissionregistration.k8s.io/v1/ValidatingAdmissionPolicyBinding': factory(ValidatingAdmissionPolicyBinding),

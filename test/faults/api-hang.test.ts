@@ -6,9 +6,9 @@
 //   + RECHECK, counted from the moment the timeout ended the request.
 // - Together with a runtime that stops answering: the runtime ages out WHILE the write hangs
 //   (API timeout 3 s > relist threshold 2 s). The gate is checked again before the retry, so the
-//   retry is withheld and nothing renews until the runtime answers again (DESIGN.md: "A renewal
-//   held up by a slow API must not land after the runtime has aged out"). Once it answers, the
-//   lease renews within the relist deadline + relist period + RECHECK.
+//   retry is withheld and nothing renews until the runtime answers again (docs/design.md: "a
+//   renewal held up by a slow API must not land after the runtime has aged out"). Once it
+//   answers, the lease renews within the relist deadline + relist period + RECHECK.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { metricValue, pollUntil } from '../support/agent-process.ts';

@@ -1,7 +1,7 @@
 // API faults of the objects themselves: a competing writer storming the same Lease, the Lease
 // deleted, and the Node deleted and re-created under the same name.
 //
-// - The storm: the agent's write is an unconditional merge patch of renewTime (DESIGN.md
+// - The storm: the agent's write is an unconditional merge patch of renewTime (docs/design.md
 //   "Writing the Lease"), so another writer, however busy, cannot make it conflict: every one
 //   of its renewals lands, on time, and none is counted as a conflict.
 // - The Lease deleted (by a person, or by the garbage collector): the next PATCH meets 404, and

@@ -69,8 +69,8 @@ describe('bad config: values, flags, env and files, each with its exact line', (
     { what: 'an exponent', argv: [...N, '--relist-period', '1e3ms'], lines: [`relistPeriod: 1e3ms must be ${DURATION_RULE} (from --relist-period)`] },
     { what: 'a leading space', argv: [...N, '--relist-period', ' 1s'], lines: [`relistPeriod: " 1s" must be ${DURATION_RULE} (from --relist-period)`] },
     { what: 'a zero lease duration', argv: [...N, '--lease-duration', '0s'], lines: ['leaseDuration: 0s must be longer than 0s (from --lease-duration)'] },
-    { what: 'a negative port', argv: [...N, '--http-address', '127.0.0.1:-1'], lines: ['httpAddress: 127.0.0.1:-1 must be host:port such as 0.0.0.0:9356, :9356 or [::1]:9356 (from --http-address)'] },
-    { what: 'a host without a port', argv: [...N, '--http-address', '10.0.0.1'], lines: ['httpAddress: 10.0.0.1 must be host:port such as 0.0.0.0:9356, :9356 or [::1]:9356 (from --http-address)'] },
+    { what: 'a negative port', argv: [...N, '--http-address', '127.0.0.1:-1'], lines: ['httpAddress: 127.0.0.1:-1 must be host:port such as :9356, 0.0.0.0:9356 or [::1]:9356 (from --http-address)'] },
+    { what: 'a host without a port', argv: [...N, '--http-address', '10.0.0.1'], lines: ['httpAddress: 10.0.0.1 must be host:port such as :9356, 0.0.0.0:9356 or [::1]:9356 (from --http-address)'] },
     {
       what: 'a TCP runtime endpoint',
       argv: [...N, '--cri-endpoint', 'tcp://127.0.0.1:1234'],

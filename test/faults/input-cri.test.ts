@@ -9,7 +9,9 @@
 // |                                                                 | states are counted under ONE bounded   |
 // |                                                                 | metric label, shown verbatim in /status|
 // | a ListContainers answer cut in the middle of a field            | a counted (reason="other") and logged  |
-// |                                                                 | relist fault; the runtime ages out and |
+// |                                                                 | relist fault that is the agent's       |
+// |                                                                 | (undecodable): past the threshold it   |
+// |                                                                 | cannot observe, never Unhealthy, and   |
 // |                                                                 | the lease is withheld, then renews     |
 // |                                                                 | within period + deadline + RECHECK once|
 // |                                                                 | the answers are whole again            |
@@ -162,13 +164,20 @@ describe('bad input from the runtime', { timeout: 60_000 }, () => {
     const badAt = clock.monotonicMs();
     // Cut inside the first container's id: the length prefix promises more than is there.
     script.containers = whole.subarray(0, 20);
-    const unhealthy = await pollUntil('the runtime judged Unhealthy', async () => (await agent.status()).runtime.state === 'Unhealthy', {
+    // The runtime answered; the agent could not read the answer: it cannot observe, and does not blame the runtime.
+    const seen = new Set<string>();
+    const blind = await pollUntil('the agent judged it cannot observe (undecodable)', async () => {
+      const runtime = (await agent.status()).runtime;
+      seen.add(runtime.state);
+      return runtime.state === 'CannotObserve' && runtime.why === 'undecodable';
+    }, {
       timeoutMs: RELIST_THRESHOLD_MS + 3_000,
     });
+    assert.ok(!seen.has('Unhealthy'), `an answer the agent cannot decode never makes the runtime Unhealthy: ${[...seen].join(', ')}`);
     const failing = await agent.waitForLog((l) => l['msg'] === 'Relist failing', 1_000, mark);
     assert.match(String((failing.line['err'] as { message?: string } | undefined)?.message), /message truncated|exceeds the \d+ bytes left/);
     const withheld = await agent.waitForLog((l) => l['msg'] === 'Lease renewal withheld', RECHECK_MS + 2_000, mark);
-    assert.equal(withheld.line['reason'], 'runtime-unhealthy');
+    assert.equal(withheld.line['reason'], 'runtime-cannot-observe');
     await sleep(1_500);
     const metrics = await agent.metrics();
     assert.ok((metricValue(metrics, 'nodepulse_relist_failures_total', { reason: 'other' }) ?? 0) >= 10, 'each malformed answer is a counted relist fault');
@@ -181,7 +190,7 @@ describe('bad input from the runtime', { timeout: 60_000 }, () => {
     script.containers = whole;
     const first = await firstRenewalAfter(world, goodAt, RELIST_PERIOD_MS + RELIST_DEADLINE_MS + RECHECK_MS + 2_000);
     const bound = RELIST_PERIOD_MS + RELIST_DEADLINE_MS + RECHECK_MS;
-    report(t, 'malformed CRI answer', { unhealthyAfterMs: unhealthy.elapsedMs, firstRenewalAfterWholeMs: first.atMs - goodAt, boundMs: bound });
+    report(t, 'malformed CRI answer', { cannotObserveAfterMs: blind.elapsedMs, firstRenewalAfterWholeMs: first.atMs - goodAt, boundMs: bound });
     assert.ok(first.atMs - goodAt <= bound, `first renewal ${(first.atMs - goodAt).toFixed(0)} ms after the answers were whole; bound ${bound} ms`);
     assert.equal(agent.running, true);
     assert.equal(agent.pid, pid);

@@ -12,6 +12,7 @@ import { runAgentCommand } from '../../src/cli/agent-command.ts';
 import { runCheck } from '../../src/cli/check-command.ts';
 import type { CommandIo } from '../../src/cli/command-io.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
+import { runCleanup } from '../../src/cleanup/cleanup-command.ts';
 import { runController } from '../../src/controller/controller-command.ts';
 import { runDemo } from '../../src/demo/demo-command.ts';
 import { runFleet } from '../../src/fleet/fleet-command.ts';
@@ -28,6 +29,8 @@ interface Row {
 const DURATION = 'a duration such as 500ms, 10s or 3m';
 const DNS_LABEL = "a DNS label (at most 63 lowercase letters, digits and '-', starting and ending with a letter or digit)";
 const N = ['--node-name', 'n1'];
+/** The two flags cleanup requires. */
+const C = ['--agent-namespace', 'nodepulse', '--agent-selector', 'app.kubernetes.io/name=nodepulse'];
 
 /** A bad value for each reader flag, the same lines from fleet and controller. */
 function readerRows(command: string): Row[] {
@@ -72,7 +75,7 @@ const COMMANDS: ReadonlyArray<{ name: string; run: Run; rows: readonly Row[] }> 
       { argv: [...N, '--api-timeout', '41s'], lines: ['apiTimeout: 41s must be no longer than leaseDuration (40s)'] },
       { argv: [...N, '--condition-refresh', '0s'], lines: ['conditionRefresh: 0s must be longer than 0s (from --condition-refresh)'] },
       { argv: [...N, '--node-condition=maybe'], lines: ['nodeCondition: maybe must be true or false (from --node-condition)'] },
-      { argv: [...N, '--http-address', '9356'], lines: ['httpAddress: 9356 must be host:port such as 0.0.0.0:9356, :9356 or [::1]:9356 (from --http-address)'] },
+      { argv: [...N, '--http-address', '9356'], lines: ['httpAddress: 9356 must be host:port such as :9356, 0.0.0.0:9356 or [::1]:9356 (from --http-address)'] },
       { argv: [...N, '--startup-grace', 'later'], lines: [`startupGrace: later must be ${DURATION} (from --startup-grace)`] },
       { argv: [...N, '--log-level', 'verbose'], lines: ['logLevel: verbose must be one of fatal, error, warn, info, debug, trace, silent (from --log-level)'] },
       { argv: [...N, '--config='], lines: ['config: "" must be a file path (from --config)'] },
@@ -121,6 +124,32 @@ const COMMANDS: ReadonlyArray<{ name: string; run: Run; rows: readonly Row[] }> 
       { argv: ['--max-writes-per-second', 'lots'], lines: ['maxWritesPerSecond: lots must be a number more than 0 (from --max-writes-per-second)'] },
       { argv: ['--http-address', '9357'], lines: ['httpAddress: 9357 must be host:port such as :9357 or 127.0.0.1:0 (from --http-address)'] },
       { argv: ['--log-level', 'loud'], lines: ['logLevel: loud must be one of fatal, error, warn, info, debug, trace, silent (from --log-level)'] },
+    ],
+  },
+  {
+    name: 'cleanup',
+    run: runCleanup,
+    rows: [
+      { argv: ['--agent-selector', 'app=x'], lines: ['agentNamespace: "" must be set (--agent-namespace)'] },
+      { argv: ['--agent-namespace', 'Node_Pulse', '--agent-selector', 'app=x'], lines: [`agentNamespace: Node_Pulse must be ${DNS_LABEL} (from --agent-namespace)`] },
+      { argv: ['--agent-namespace', 'nodepulse'], lines: ['agentSelector: "" must be set (--agent-selector)'] },
+      {
+        argv: ['--agent-namespace', 'nodepulse', '--agent-selector', ' '],
+        lines: ['agentSelector: " " must be a label selector that is not empty (an empty one matches every pod of the namespace) (from --agent-selector)'],
+      },
+      {
+        argv: ['--agent-namespace', 'nodepulse', '--agent-selector', 'zone in ()'],
+        lines: ['agentSelector: "zone in ()" must be a label selector whose sets hold at least one value ("zone in ()" holds none) (from --agent-selector)'],
+      },
+      { argv: [...C, '--lease-namespace', 'Node_Leases'], lines: ['leaseNamespace: Node_Leases must be a DNS label (at most 63 lowercase letters, digits and \'-\', starting and ending with a letter or digit) (from --lease-namespace)'] },
+      { argv: [...C, '--timeout', '0'], lines: ['timeout: 0 must be longer than 0s (from --timeout)'] },
+      { argv: [...C, '--timeout', '5'], lines: [`timeout: 5 must be ${DURATION} (from --timeout)`] },
+      { argv: [...C, '--dry-run=maybe'], lines: ['dryRun: maybe must be true or false (from --dry-run)'] },
+      { argv: [...C, '--kubeconfig='], lines: ['kubeconfig: "" must be a file path (from --kubeconfig)'] },
+      { argv: [...C, '--context', ''], lines: ['context: "" must be a context name (from --context)'] },
+      { argv: [...C, '--timeout'], lines: ['flag: --timeout must be followed by a value'] },
+      { argv: [...C, '--agent-selecter', 'a'], lines: ['flag: --agent-selecter must be a flag of nodepulse cleanup (did you mean --agent-selector?)'] },
+      { argv: [...C, 'nodes'], lines: ['argument: nodes must be a flag (nodepulse cleanup takes no positional arguments)'] },
     ],
   },
   {
@@ -195,6 +224,7 @@ test('every command through the built CLI: exit 2, the lines on stderr, nothing 
     { argv: ['agent', '--node-name', 'n1', '--relist-period=fast', '--bogus'], stderr: 'flag: --bogus must be a flag of nodepulse agent\n' },
     { argv: ['fleet', '-o', 'yaml', '--grace', '0'], stderr: 'output: yaml must be table or json (from -o)\ngrace: 0 must be longer than 0s (from --grace)\n' },
     { argv: ['controller', '--taint=on'], stderr: 'taint: on must be true or false (from --taint)\n' },
+    { argv: ['cleanup', '--agent-namespace', 'nodepulse'], stderr: 'agentSelector: "" must be set (--agent-selector)\n' },
     { argv: ['check', '--deadline'], stderr: 'flag: --deadline must be followed by a value\n' },
     { argv: ['demo', '--forever=sometimes'], stderr: 'forever: sometimes must be true or false (from --forever)\n' },
   ];

@@ -3,7 +3,8 @@
 //
 // | fault (real containerd)                         | the lease                          | failures{reason}  |
 // |-------------------------------------------------|------------------------------------|-------------------|
-// | no runtime when the agent starts                | never written; the agent runs on   | unavailable       |
+// | no runtime when the agent starts (no socket at  | never written; the agent runs on,  | unavailable       |
+// |   the given path: the agent cannot observe)     | not ready                          |                   |
 // | …one arriving later                             | written within the recovery bound  |                   |
 // | SIGSTOP for 1.5 s (shorter than the threshold)  | keeps renewing, never withheld     | none              |
 // | SIGSTOP past the threshold, then SIGCONT        | stops at the threshold, comes back | deadline_exceeded |
@@ -75,6 +76,7 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
     assert.equal(status.lease.renewing, false);
     assert.equal(metricValue(metrics, 'nodepulse_runtime_healthy'), 0);
     assert.equal(metricValue(metrics, 'nodepulse_lease_renewing'), 0);
+    assert.equal(run.during.readyz.status, 200, 'a sick runtime never fails readiness');
     const after = metricValue(metrics, 'nodepulse_relist_failures_total', { reason }) ?? 0;
     assert.ok(after > before, `nodepulse_relist_failures_total{reason="${reason}"} grows (${before} → ${after})`);
     const judged = linesWith(agent, 'Runtime judgement changed', run.logMarkAtInject);
@@ -99,11 +101,16 @@ test('runtime faults on a real containerd, one agent through each in turn', asyn
     });
     t.diagnostic(`no runtime at start: first renewal ${Math.round(run.renewedAfterMs)} ms after containerd answered`);
     const { status, metrics } = run.during;
-    assert.equal(status.runtime.state, 'NotYetObserved', `never observed: ${status.runtime.message}`);
+    // The given path has never held a socket: that is the agent's setting, not a runtime fault.
+    assert.equal(status.runtime.state, 'CannotObserve', `nothing to observe: ${status.runtime.message}`);
+    assert.equal(status.runtime.why, 'no-socket');
     assert.equal(status.runtime.lastFault?.code, 'unavailable');
     assert.equal(status.lease.renewing, false);
     assert.equal(status.lease.lastRenewTime, null);
-    assert.equal(metricValue(metrics, 'nodepulse_runtime_healthy'), 0);
+    assert.equal(metricValue(metrics, 'nodepulse_runtime_healthy'), undefined, 'no runtime verdict: the runtime is not blamed');
+    assert.equal(metricValue(metrics, 'nodepulse_runtime_observable'), 0);
+    assert.equal(run.during.readyz.status, 503, 'not ready while it cannot observe');
+    assert.equal(run.during.livez.status, 200);
     assert.equal(metricValue(metrics, 'nodepulse_lease_renewing'), 0);
     assert.equal(world.leaseWrites().filter((w) => w.atMs < run.endedAtMs).length, 0, 'no lease was written before the runtime answered');
     assert.ok(run.renewedAfterMs <= RUNTIME_RECOVERY_BOUND_MS, `first renewal within ${RUNTIME_RECOVERY_BOUND_MS} ms of containerd answering (took ${Math.round(run.renewedAfterMs)} ms)`);

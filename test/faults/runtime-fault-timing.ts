@@ -5,7 +5,7 @@ export const THRESHOLD_MS = 4_000;
 export const DEADLINE_MS = 2_000;
 export const PERIOD_MS = 1_000;
 export const RENEW_INTERVAL_MS = 1_000;
-/** DESIGN.md: a withheld lease is looked at again every second. */
+/** docs/design.md: a withheld lease is looked at again every second. */
 export const RECHECK_MS = 1_000;
 /** Reconnecting: the runtime client's channel backs off at most a relist period between attempts (src/cri/runtime-channel.ts). */
 export const RECONNECT_MS = 1_000;

@@ -5,10 +5,15 @@
 // |-----------------------------------------------|-----------------------------------|--------------------------|
 // | answers after 1 s (inside the deadline)       | keeps renewing, never withheld    | none                     |
 // | answers after 3 s (past the 2 s deadline)     | stops once the threshold passes   | deadline_exceeded        |
-// | UNIMPLEMENTED                                 | stops once the threshold passes   | unimplemented            |
-// | a listing over 16 MiB, default limit          | stops once the threshold passes   | resource_exhausted       |
+// | UNIMPLEMENTED (the agent cannot observe)      | stops once the threshold passes   | unimplemented            |
+// | a listing over 16 MiB, default limit (the     | stops once the threshold passes   | resource_exhausted       |
+// |   agent cannot observe: its own limit)        |                                   |                          |
 // | a connection accepted and never answered      | stops once the threshold passes   | deadline_exceeded        |
 // | a listing over 16 MiB, --max-message-size 64Mi| renews                            | none                     |
+//
+// A fault the runtime is to blame for reads Unhealthy past the threshold; one of the agent's own
+// (UNIMPLEMENTED, a listing over its receive limit) reads CannotObserve: never Unhealthy, no
+// nodepulse_runtime_healthy sample, /readyz 503 while /livez stays 200.
 //
 // Across every fault: the agent never exits; no lease write is stamped while the agent's own
 // ledger reads not-Healthy (renewalsWhileUnhealthy in test/support/agent-process.ts says why that
@@ -69,19 +74,32 @@ async function assertSteady(rig: Rig): Promise<void> {
 }
 
 /** What every ageing fault shows while it lasts, and what must hold across it. */
-function assertAgedOut(rig: Rig, run: FaultRun, reason: string, failuresBefore: number): void {
+function assertAgedOut(rig: Rig, run: FaultRun, reason: string, failuresBefore: number, blame: { state: 'Unhealthy' } | { state: 'CannotObserve'; cause: string }): void {
   const { status, metrics } = run.during;
-  assert.equal(status.runtime.state, 'Unhealthy', `the runtime reads Unhealthy once the threshold passed: ${status.runtime.message}`);
+  assert.equal(status.runtime.state, blame.state, `the runtime reads ${blame.state} once the threshold passed: ${status.runtime.message}`);
   assert.equal(status.runtime.lastFault?.code, reason, `/status names the fault: ${JSON.stringify(status.runtime.lastFault)}`);
   assert.match(status.runtime.message, /relist was last seen active .* ago; threshold is 4s/);
   assert.equal(status.lease.renewing, false, '/status: the lease is withheld');
-  assert.equal(metricValue(metrics, 'nodepulse_runtime_healthy'), 0);
+  if (blame.state === 'Unhealthy') {
+    assert.equal(metricValue(metrics, 'nodepulse_runtime_healthy'), 0);
+    assert.equal(metricValue(metrics, 'nodepulse_runtime_observable'), 1);
+    assert.equal(run.during.readyz.status, 200, 'a sick runtime never fails readiness');
+  } else {
+    assert.equal(status.runtime.why, blame.cause, '/status says why the agent cannot observe');
+    assert.match(status.runtime.message, new RegExp(`^the agent cannot observe the runtime \\(${blame.cause}\\): `));
+    assert.equal(metricValue(metrics, 'nodepulse_runtime_healthy'), undefined, 'no runtime_healthy sample: the runtime is not blamed');
+    assert.equal(metricValue(metrics, 'nodepulse_runtime_observable'), 0);
+    assert.equal(run.during.readyz.status, 503, `/readyz fails while the agent cannot observe: ${run.during.readyz.body}`);
+    assert.match(run.during.readyz.body, /runtime-observable failed: the agent cannot observe the runtime/);
+  }
+  assert.equal(run.during.livez.status, 200, '/livez never follows the runtime');
   assert.equal(metricValue(metrics, 'nodepulse_lease_renewing'), 0);
   const failures = metricValue(metrics, 'nodepulse_relist_failures_total', { reason }) ?? 0;
   assert.ok(failures > failuresBefore, `nodepulse_relist_failures_total{reason="${reason}"} grows (${failuresBefore} → ${failures})`);
 
   const judged = linesWith(rig.agent, 'Runtime judgement changed', run.logMarkAtInject);
-  assert.ok(judged.some((l) => l['state'] === 'Unhealthy'), `the log says the runtime turned Unhealthy: ${JSON.stringify(judged)}`);
+  assert.ok(judged.some((l) => l['state'] === blame.state), `the log says the runtime turned ${blame.state}: ${JSON.stringify(judged)}`);
+  assert.ok(blame.state === 'Unhealthy' || !judged.some((l) => l['state'] === 'Unhealthy'), 'an agent that cannot observe never calls the runtime Unhealthy');
   assert.ok(judged.some((l) => l['state'] === 'Healthy'), 'and that it turned Healthy again');
   assert.ok(linesWith(rig.agent, 'Lease renewal withheld', run.logMarkAtInject).length >= 1, 'the log says the lease is withheld');
 
@@ -134,28 +152,32 @@ test('runtime faults on the simulated runtime, one agent through each in turn', 
     assertInvariants(rig);
   });
 
-  const ageing: Array<{ name: string; reason: string; inject: () => void; boundMs: number }> = [
+  const ageing: Array<{ name: string; reason: string; blame: Parameters<typeof assertAgedOut>[4]; inject: () => void; boundMs: number }> = [
     {
       name: 'a runtime answering after 3 s (past the 2 s deadline)',
       reason: 'deadline_exceeded',
+      blame: { state: 'Unhealthy' },
       inject: () => sim.addFault({ method: '*', delayMs: 3_000 }),
       boundMs: SLOW_RECOVERY_BOUND_MS,
     },
     {
-      name: 'a runtime answering UNIMPLEMENTED',
+      name: 'a runtime answering UNIMPLEMENTED (the agent cannot observe)',
       reason: 'unimplemented',
+      blame: { state: 'CannotObserve', cause: 'unimplemented' },
       inject: () => sim.addFault({ method: '*', code: 12, message: 'unknown service runtime.v1.RuntimeService' }),
       boundMs: RUNTIME_RECOVERY_BOUND_MS,
     },
     {
-      name: 'a listing over the default 16 MiB limit',
+      name: 'a listing over the default 16 MiB limit (the agent cannot observe)',
       reason: 'resource_exhausted',
+      blame: { state: 'CannotObserve', cause: 'oversized' },
       inject: () => sim.setOversize(OVERSIZE_BYTES),
       boundMs: RUNTIME_RECOVERY_BOUND_MS,
     },
     {
       name: 'a connection accepted and never answered',
       reason: 'deadline_exceeded',
+      blame: { state: 'Unhealthy' },
       inject: () => sim.addFault({ method: '*', hang: true }),
       boundMs: RUNTIME_RECOVERY_BOUND_MS,
     },
@@ -176,7 +198,7 @@ test('runtime faults on the simulated runtime, one agent through each in turn', 
         recoveryBoundMs: fault.boundMs,
       });
       report(t, fault.name, run);
-      assertAgedOut(rig, run, fault.reason, before);
+      assertAgedOut(rig, run, fault.reason, before, fault.blame);
       assert.ok(run.renewedAfterMs <= fault.boundMs, `the first renewal comes within ${fault.boundMs} ms of the fault's end (took ${Math.round(run.renewedAfterMs)} ms)`);
       assertInvariants(rig);
     });

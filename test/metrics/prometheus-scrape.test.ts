@@ -27,7 +27,7 @@ test('a real Prometheus scrapes /metrics as OpenMetrics and reads every series i
   const agent = createHttpServer({
     loops: () => [],
     withinStartupGrace: () => true,
-    ready: () => ({ ready: true, reason: 'serving' }),
+    ready: () => [{ name: 'started', ok: true, reason: 'serving' }],
     checks: () => [],
     status: () => {
       throw new Error('not used');

@@ -18,7 +18,7 @@ async function populatedExposition(): Promise<string> {
   m.relistLastSuccessTimestamp.set(1_767_323_045.123);
   m.setRelistInFlightProvider(() => 3.2);
   m.relistFailures.inc({ reason: 'deadline_exceeded' });
-  m.runtimeHealthy.set(1);
+  m.setRuntimeGaugesProvider(() => ({ healthy: 1, observable: 1 }));
   m.setRuntimeConditions([{ type: 'RuntimeReady', status: true }, { type: 'NetworkReady', status: false }]);
   m.pods.set({ state: 'SANDBOX_READY' }, 3);
   m.containers.set({ state: 'CONTAINER_RUNNING' }, 5);

@@ -2,8 +2,8 @@
 // the sources as the TypeScript parser reads them (test/support/import-graph.ts): static imports,
 // `export … from`, type imports, dynamic import() and require() alike.
 //
-//   - From each command a node or a cluster runs (agent, check, fleet, controller) and from
-//     src/cli/main.ts, nothing reachable is a stand-in (src/stand-ins/), the tests' manual clock,
+//   - From each command a node or a cluster runs (agent, check, fleet, controller, cleanup,
+//     verify) and from src/cli/main.ts, nothing reachable is a stand-in (src/stand-ins/), the tests' manual clock,
 //     the demo, a test, or a file outside src/. main.ts's lazy import of the demo is the one edge
 //     left out, and the test checks that it is there to leave out.
 //   - The stand-ins are independent witnesses: each folder of src/stand-ins/ imports from the
@@ -27,6 +27,8 @@ const ENTRIES = {
   check: 'src/cli/check-command.ts',
   fleet: 'src/fleet/fleet-command.ts',
   controller: 'src/controller/controller-command.ts',
+  cleanup: 'src/cleanup/cleanup-command.ts',
+  verify: 'src/fleet/verify-command.ts',
   main: 'src/cli/main.ts',
 } as const;
 /** The one edge the walk from main.ts leaves out: `nodepulse demo` runs the stand-ins on purpose. */

@@ -14,8 +14,9 @@
 // Assumptions and failure modes:
 //   - dist/ is built (`npm run build`, which `npm test` runs first). A missing dist/ fails the
 //     test with a precondition message; a stale dist/ is the caller's to avoid.
-//   - The agent is started with `--http-address 127.0.0.1:0` unless the args say otherwise; its
-//     bound address is read from the `Agent started` log line.
+//   - The agent is started with `--http-address 127.0.0.1:0` unless the args say otherwise or
+//     the test asks for the agent's own default (ownHttpAddress); its bound address is read from
+//     the `Agent started` log line.
 //   - An agent that exits before `Agent started` rejects start with its exit code and the tail
 //     of its stderr and stdout.
 //   - Every agent is SIGKILLed in t.after if it still runs (also after a failed test), and from
@@ -82,6 +83,8 @@ export interface AgentProcessOptions {
   readonly inCluster?: ServiceAccount;
   /** Override START_TIMEOUT_MS. */
   readonly startTimeoutMs?: number;
+  /** Leave --http-address to the agent's default (`:9356`); for a network namespace of the test's own. */
+  readonly ownHttpAddress?: boolean;
   /** Clock for every wait; the system clock by default. */
   readonly clock?: Clock;
 }
@@ -126,7 +129,13 @@ export interface AgentProcess {
 /** The parts of /status the fault suite reads (see src/http/status-snapshot.ts for all of it). */
 export interface AgentStatus {
   readonly node: string;
-  readonly runtime: { readonly state: string; readonly lastSuccessBegan: string | null; readonly lastFault: { readonly code: string; readonly message: string } | null; readonly message: string };
+  readonly runtime: {
+    readonly state: string;
+    readonly why: string | null;
+    readonly lastSuccessBegan: string | null;
+    readonly lastFault: { readonly code: string; readonly message: string; readonly cause: string } | null;
+    readonly message: string;
+  };
   readonly loops: ReadonlyArray<{ readonly name: string; readonly state: string; readonly reason: string }>;
   readonly lease: { readonly namespace: string; readonly name: string; readonly renewing: boolean; readonly lastRenewTime: string | null; readonly lastError: string | null };
   readonly counts: { readonly pods: number; readonly containers: number };
@@ -140,7 +149,7 @@ export async function startAgentProcess(t: Pick<TestContext, 'after'>, options: 
   if (!existsSync(AGENT_MAIN)) throw new Error(`precondition: ${AGENT_MAIN} must exist; run npm run build first`);
   const clock = options.clock ?? new SystemClock();
   const args = [...options.args];
-  if (!args.some((a) => a === '--http-address' || a.startsWith('--http-address='))) args.push('--http-address=127.0.0.1:0');
+  if (options.ownHttpAddress !== true && !args.some((a) => a === '--http-address' || a.startsWith('--http-address='))) args.push('--http-address=127.0.0.1:0');
   const nodeArgs = [...(options.nodeArgs ?? []), AGENT_MAIN, 'agent', ...args];
   const inner = options.inCluster === undefined ? { file: NODE_24, args: nodeArgs } : inPodCommand(options.inCluster, NODE_24, nodeArgs);
   const [launcher, ...launcherArgs] = options.launcher ?? [];
@@ -694,8 +703,13 @@ export interface FaultRun {
   readonly stoppedAfterMs: number | undefined;
   /** From the fault's end (end() resolved) to the first lease write after it. */
   readonly renewedAfterMs: number;
-  /** What /status and /metrics said just before the fault ended. */
-  readonly during: { readonly status: AgentStatus; readonly metrics: string };
+  /** What /status, /metrics, /readyz and /livez said just before the fault ended. */
+  readonly during: {
+    readonly status: AgentStatus;
+    readonly metrics: string;
+    readonly readyz: { readonly status: number; readonly body: string };
+    readonly livez: { readonly status: number; readonly body: string };
+  };
   /** The last lease write before end() was called, if any. */
   readonly lastWriteBeforeEnd: LeaseWrite | undefined;
   /** The log mark at inject(), for linesWith(). */
@@ -724,7 +738,7 @@ export async function runFault(options: FaultRunOptions): Promise<FaultRun> {
   await options.inject();
   const remaining = injectedAtMs + options.holdMs - clock.monotonicMs();
   if (remaining > 0) await clock.sleep(remaining);
-  const during = { status: await agent.status(), metrics: await agent.metrics() };
+  const during = { status: await agent.status(), metrics: await agent.metrics(), readyz: await agent.get('/readyz'), livez: await agent.get('/livez') };
   const endCalledAtMs = clock.monotonicMs();
   await options.end();
   const endedAtMs = clock.monotonicMs();

@@ -1,5 +1,7 @@
 // The Kubernetes API stand-in: a server on loopback that speaks the real REST protocol for the
-// resources in resources.ts, for the demo, the tests and the benchmarks. Plain HTTP by default;
+// resources in resources.ts, for the demo, the tests and the benchmarks. Its answers to every
+// request the product sends are compared with a real kube-apiserver's by the conformance table
+// (test/cluster/conformance.test.ts; what it found is in docs/reliability.md). Plain HTTP by default;
 // HTTPS with the `tls` option (a certificate from test-pki.ts), and then, with `tls.clientCa`,
 // client certificates authenticate as the real server's x509 authenticator does: a certificate
 // signed by that CA is user CN. The TLS handshake only requests a certificate (the real server's
@@ -16,8 +18,8 @@
 // timers and destroys sockets, hung ones included.
 //
 // Assumptions: namespaces are not objects (every namespace exists); aggregated discovery and
-// server-side apply are not served (apply-patch+yaml is 415); list `limit`/`continue` are
-// accepted and ignored (the whole list comes back without a continue token).
+// server-side apply are not served (apply-patch+yaml is 415); no controller runs (no garbage
+// collector, no node or DaemonSet controllers): objects change only when a client writes them.
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';

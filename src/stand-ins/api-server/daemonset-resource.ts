@@ -206,7 +206,13 @@ export const DAEMON_SET: ResourceDef = {
     'status.conditions': { mergeKey: 'type' },
   },
   extraFieldLabels: {},
-  emptyBody: { spec: { selector: null, template: { metadata: { creationTimestamp: null }, spec: { containers: null } } }, status: { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 } },
+  // The empty apps/v1 DaemonSet as 1.34 encodes it (a BOOKMARK's object): its template generation
+  // 0 shown as the annotation, the struct fields without omitempty present.
+  emptyBody: {
+    metadata: { annotations: { [TEMPLATE_GENERATION_ANNOTATION]: '0' } },
+    spec: { selector: null, template: { metadata: {}, spec: { containers: null } }, updateStrategy: {} },
+    status: { currentNumberScheduled: 0, numberMisscheduled: 0, desiredNumberScheduled: 0, numberReady: 0 },
+  },
   decode(obj) {
     const metaErr = decodeMeta(obj, 'DaemonSet');
     if (metaErr !== undefined) return { error: metaErr };

@@ -7,7 +7,9 @@
 //   every watcher reuse those bytes, so 5,000 watchers cost no extra stringify per change.
 // - The history keeps the last `historySize` events (default 1,000). A watch from a version
 //   older than the oldest kept event minus one gets 410 Expired, as the watch cache answers
-//   (apiserver/pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked).
+//   (apiserver/pkg/storage/cacher/watch_cache.go getAllEventsSinceLocked). A list continued in
+//   pages is served at its first page's revision: from a snapshot that page pinned (kept 5
+//   minutes, as etcd keeps revisions until the API server compacts it), else from the history.
 // - Watch sinks are called synchronously in commit order; a sink must not throw.
 
 import { randomUUID } from 'node:crypto';
@@ -42,6 +44,10 @@ export interface WatchSink {
 }
 
 export const DEFAULT_HISTORY_SIZE = 1000;
+/** The API server compacts etcd every 5 minutes (--etcd-compaction-interval): a continue token lives that long. */
+export const PINNED_SNAPSHOT_MS = 5 * 60_000;
+/** Lists in pages held at once; the oldest is dropped first (its later pages fall back to the history). */
+const MAX_PINNED_SNAPSHOTS = 64;
 
 export class StoreError extends Error {
   readonly code: string;
@@ -71,6 +77,7 @@ export class ObjectStore {
   #evicted = false;
   #rv: number;
   readonly #sinks = new Map<string, Set<WatchSink>>();
+  readonly #pinned = new Map<string, { readonly atMs: number; readonly entries: readonly StoredObject[] }>();
 
   constructor(options: { clock: Clock; historySize?: number; startResourceVersion?: number }) {
     this.#clock = options.clock;
@@ -178,6 +185,45 @@ export class ObjectStore {
       if (e !== undefined && e.rv > rv && e.resource === resource) out.push(e);
     }
     return out;
+  }
+
+  /**
+   * Keeps a list's entries at revision `rv` for the pages that follow, as etcd keeps a past
+   * revision until the API server compacts it (every PINNED_SNAPSHOT_MS): a list continued in
+   * pages sees one revision, however fast other objects change and the watch history rolls.
+   */
+  pinSnapshot(def: ResourceDef, rv: number, namespace: string | undefined, entries: readonly StoredObject[]): void {
+    const now = this.#clock.monotonicMs();
+    for (const [key, pinned] of this.#pinned) if (now - pinned.atMs > PINNED_SNAPSHOT_MS) this.#pinned.delete(key);
+    this.#pinned.set(`${resourceId(def)}|${namespace ?? ''}|${rv}`, { atMs: now, entries: [...entries] });
+    while (this.#pinned.size > MAX_PINNED_SNAPSHOTS) this.#pinned.delete(this.#pinned.keys().next().value ?? '');
+  }
+
+  /**
+   * Every version of a resource as it stood at revision `rv`, in key order (optionally within
+   * one namespace): a snapshot a list pinned at that revision, else the current entries with
+   * every later event of the resource undone, as etcd serves a range at a past revision.
+   * 'expired' when neither reaches back to it, as etcd answers a revision it has compacted.
+   */
+  snapshot(def: ResourceDef, rv: number, namespace?: string): readonly StoredObject[] | 'expired' {
+    const pinned = this.#pinned.get(`${resourceId(def)}|${namespace ?? ''}|${rv}`);
+    if (pinned !== undefined && this.#clock.monotonicMs() - pinned.atMs <= PINNED_SNAPSHOT_MS) return pinned.entries;
+    const later = this.eventsSince(resourceId(def), rv);
+    if (later === 'expired') return 'expired';
+    const at = new Map(this.entries(def, namespace).map((e) => [keyOf(stringField(metaOf(e.obj), 'namespace') ?? '', stringField(metaOf(e.obj), 'name') ?? ''), e]));
+    for (const e of [...later].reverse()) {
+      if (namespace !== undefined && e.namespace !== namespace) continue;
+      const key = keyOf(e.namespace, stringField(metaOf(e.cur.obj), 'name') ?? '');
+      if (e.type === 'ADDED' || e.prev === undefined) at.delete(key);
+      else at.set(key, e.prev);
+    }
+    return [...at.entries()].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)).map((kv) => kv[1]);
+  }
+
+  /** The key an object is stored under: `namespace/name` (`/name` for a cluster-scoped one). */
+  static keyOf(stored: StoredObject): string {
+    const meta = metaOf(stored.obj);
+    return keyOf(stringField(meta, 'namespace') ?? '', stringField(meta, 'name') ?? '');
   }
 
   subscribe(sink: WatchSink): () => void {

@@ -34,6 +34,24 @@ describe('strategicMergePatch with the Node patch strategies', () => {
     });
   }
 
+  // The order of a merged list, as strategicpatch's normalizeElementOrder gives it. Each row was
+  // also sent to a real kube-apiserver v1.34.4 (a Node's status with conditions A, B, C, D), which
+  // answered these orders; the conformance table (test/cluster/) keeps the first case checked.
+  const four: JsonObject = { status: { conditions: ['A', 'B', 'C', 'D'].map((type) => ({ type, status: 'False' })) } };
+  const order: [string, JsonValue, string[]][] = [
+    ['a condition new to the list comes first', { status: { conditions: [{ type: 'X', status: 'True' }] } }, ['X', 'A', 'B', 'C', 'D']],
+    ['a condition already there keeps its place', { status: { conditions: [{ type: 'C', status: 'True' }] } }, ['A', 'B', 'C', 'D']],
+    ['a new one follows the patch\'s previous element, before the server\'s next', { status: { conditions: [{ type: 'C', status: 'True' }, { type: 'X', status: 'True' }] } }, ['A', 'B', 'C', 'X', 'D']],
+    ['the patch\'s elements keep the patch\'s order, placed after the server\'s that stood before them', { status: { conditions: [{ type: 'D', status: 'True' }, { type: 'B', status: 'True' }] } }, ['A', 'C', 'D', 'B']],
+    ['a deletion and a new one together', { status: { conditions: [{ type: 'A', $patch: 'delete' }, { type: 'X', status: 'True' }] } }, ['X', 'B', 'C', 'D']],
+  ];
+  for (const [name, patch, want] of order) {
+    it(name, () => {
+      const out = strategicMergePatch(structuredClone(four), patch, NODE_LISTS);
+      assert.deepEqual(((out['status'] as JsonObject)['conditions'] as JsonObject[]).map((c) => c['type']), want);
+    });
+  }
+
   it('a merge-keyed item without its key is an internal error naming the key', () => {
     assert.throws(() => strategicMergePatch(structuredClone(base), { status: { conditions: [{ status: 'True' }] } }, NODE_LISTS),
       (e: unknown) => e instanceof PatchError && e.code === 'internal' && e.message === 'map: map[status:True] does not contain declared merge key: type');

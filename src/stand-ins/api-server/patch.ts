@@ -240,38 +240,74 @@ function mergeList(
   if (replace) return patch.filter((p) => !(isObject(p) && p[DIRECTIVE] === 'replace'));
   if (strategy === undefined) return patch;
   if (strategy.mergeKey === undefined) {
-    const out = [...original];
-    const seen = new Set(original.map((v) => JSON.stringify(v)));
-    for (const v of patch) {
-      if (!seen.has(JSON.stringify(v))) {
-        out.push(v);
-        seen.add(JSON.stringify(v));
-      }
-    }
-    return out;
+    const identity = (v: JsonValue): string => JSON.stringify(v);
+    const fromPatch: JsonValue[] = [];
+    for (const v of patch) if (!fromPatch.some((p) => identity(p) === identity(v))) fromPatch.push(v);
+    const serverOnly = original.filter((v) => !fromPatch.some((p) => identity(p) === identity(v)));
+    return mergeInServerOrder(serverOnly, fromPatch, original, identity);
   }
   const key = strategy.mergeKey;
-  const out = [...original];
+  // Deletions first, as mergeSliceWithSpecialElements does; then the other elements merge.
+  let base = [...original];
+  const items: JsonObject[] = [];
   for (const item of patch) {
     if (!isObject(item)) throw new PatchError('bad-request', 'invalid patch format for a list of maps');
     const id = item[key];
     if (id === undefined) {
       throw new PatchError('internal', `map: ${goPrintMap(item)} does not contain declared merge key: ${key}`);
     }
-    const at = out.findIndex((o) => isObject(o) && deepEqual(o[key], id));
-    if (item[DIRECTIVE] === 'delete') {
-      if (at >= 0) out.splice(at, 1);
-      continue;
-    }
+    if (item[DIRECTIVE] === 'delete') base = base.filter((o) => !(isObject(o) && deepEqual(o[key], id)));
+    else items.push(item);
+  }
+  const merged = [...base];
+  for (const item of items) {
+    const at = merged.findIndex((o) => isObject(o) && deepEqual(o[key], item[key]));
     if (at >= 0) {
-      const existing = out[at];
-      const merged = mergeMap(isObject(existing) ? existing : {}, item, path, strategies);
-      if (merged === undefined) out.splice(at, 1);
-      else out[at] = merged;
+      const existing = merged[at];
+      const result = mergeMap(isObject(existing) ? existing : {}, item, path, strategies);
+      if (result === undefined) merged.splice(at, 1);
+      else merged[at] = result;
     } else {
       const fresh = { ...item };
       delete fresh[DIRECTIVE];
-      out.push(fresh);
+      merged.push(fresh);
+    }
+  }
+  const identity = (v: JsonValue): string => JSON.stringify(isObject(v) ? (v[key] ?? null) : v);
+  const patched = new Map(items.map((item, i) => [identity(item), i]));
+  const fromPatch = merged.filter((v) => patched.has(identity(v))).sort((a, b) => (patched.get(identity(a)) ?? 0) - (patched.get(identity(b)) ?? 0));
+  const serverOnly = merged.filter((v) => !patched.has(identity(v)));
+  return mergeInServerOrder(serverOnly, fromPatch, base, identity);
+}
+
+/**
+ * The order strategicpatch's normalizeElementOrder gives a merged list: the patch's elements in
+ * the patch's order, the server's other elements in the server's order, interleaved by where
+ * each stood in the live list. An element new to the list has no place there, so it goes before
+ * the server's elements that follow the patch's previous one: a new condition comes first.
+ */
+function mergeInServerOrder(serverOnly: JsonValue[], fromPatch: JsonValue[], live: JsonValue[], identity: (v: JsonValue) => string): JsonValue[] {
+  const place = new Map(live.map((v, i) => [identity(v), i]));
+  const out: JsonValue[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < fromPatch.length) {
+    const left = serverOnly[i];
+    const right = fromPatch[j];
+    if (right === undefined || left === undefined) {
+      out.push((right ?? left) as JsonValue);
+      if (right === undefined) i++;
+      else j++;
+      continue;
+    }
+    const l = place.get(identity(left));
+    const r = place.get(identity(right));
+    if (l !== undefined && r !== undefined && l < r) {
+      out.push(left);
+      i++;
+    } else {
+      out.push(right);
+      j++;
     }
   }
   return out;

@@ -4,7 +4,7 @@
 // They follow the generic registry (apiserver/pkg/registry/generic/registry/store.go) and the
 // handlers (apiserver/pkg/endpoints/handlers/{create,update,patch,delete,get}.go):
 //   - update of a missing object creates it only where the strategy allows create-on-update
-//     (Lease, Event: yes; Node: no → 404);
+//     (Lease, Event: yes; Node: no → 404), and never when the body carries a uid (a precondition);
 //   - update without metadata.resourceVersion is refused with 422 where the strategy forbids
 //     unconditional update (Lease), and a stale one is 409 Conflict;
 //   - patch never creates (404 on a missing object) and is unconditional unless the patch
@@ -12,19 +12,21 @@
 //   - an update or patch that changes nothing keeps the resourceVersion and makes no event,
 //     as etcd3's GuaranteedUpdate short-circuits;
 //   - decode errors: 400 for a create/update body (transformDecodeError), 422 on field `patch`
-//     for a patched object (patch.go applyPatchToCurrentObject).
+//     for a patched object (patch.go applyPatchToCurrentObject);
+//   - a delete is answered with a Success Status naming what was deleted (finalizers are not
+//     modelled: every delete is immediate).
 
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../clock/clock.ts';
 import { fieldInvalid, type FieldError } from './field-error.ts';
 import { formatTime, RFC3339 } from './go-time.ts';
-import type { ObjectStore, StoredObject } from './object-store.ts';
+import { ObjectStore, type StoredObject } from './object-store.ts';
 import { clone, isObject, type JsonObject, type JsonValue, labelsOf, metaOf, stringField } from './object-meta.ts';
 import { goPrintMap, jsonPatch, mergePatch, PatchError, sortedJson, strategicMergePatch } from './patch.ts';
 import { apiVersionOf, type ResourceDef, validateObjectName } from './resources.ts';
 import { type FieldRequirement, matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector, SelectorError, type LabelRequirement } from './selectors.ts';
 import {
-  alreadyExists, badRequest, conflict, genericServerResponse, internalError, invalid, notFound,
+  alreadyExists, type ApiStatusError, badRequest, conflict, genericServerResponse, internalError, invalid, notFound, resourceExpired,
   tooLargeResourceVersion,
 } from './status.ts';
 
@@ -108,15 +110,88 @@ export function parseResourceVersion(store: ObjectStore, raw: string | null): nu
   return rv;
 }
 
+/** The continue token, as the real server writes it: base64url JSON of the list's revision and the last key sent. */
+interface ContinueToken {
+  readonly v: 'meta.k8s.io/v1';
+  readonly rv: number;
+  readonly start: string;
+}
+
+/**
+ * A key as the token carries it: relative to the list's etcd prefix (`/registry/<resource>/` for
+ * the whole resource, `/registry/<resource>/<namespace>` within one namespace), with a NUL after
+ * it, which sorts right after the key itself.
+ */
+function tokenStart(storeKey: string, def: ResourceDef, namespace: string | undefined): string {
+  const relative = namespace !== undefined ? storeKey.slice(namespace.length) : def.namespaced ? storeKey : storeKey.slice(1);
+  return `${relative}\u0000`;
+}
+
+function storeKeyOf(start: string, def: ResourceDef, namespace: string | undefined): string {
+  const relative = start.endsWith('\u0000') ? start.slice(0, -1) : start;
+  return namespace !== undefined ? `${namespace}${relative}` : def.namespaced ? relative : `/${relative}`;
+}
+
+function encodeContinue(token: ContinueToken): string {
+  return Buffer.from(JSON.stringify(token)).toString('base64url');
+}
+
+function decodeContinue(raw: string): ContinueToken {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8'));
+  } catch (e) {
+    throw badRequest(`invalid continue token: continue key is not valid: ${e instanceof Error ? e.message : String(e)}`);
+  }
+  const t = parsed as Partial<ContinueToken> | null;
+  if (t === null || typeof t !== 'object' || t.v !== 'meta.k8s.io/v1') throw badRequest('invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)');
+  if (typeof t.rv !== 'number' || typeof t.start !== 'string' || t.start === '') throw badRequest('invalid continue token: continue key is not valid: encoded start key is empty');
+  return { v: 'meta.k8s.io/v1', rv: t.rv, start: t.start };
+}
+
+/** The 410 for a continue token older than the history (etcd3 store's continue-from-compacted answer). */
+function continueExpired(token: ContinueToken): ApiStatusError {
+  const e = resourceExpired('The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.');
+  (e.body as { metadata: Record<string, string> }).metadata = { continue: encodeContinue({ v: 'meta.k8s.io/v1', rv: -1, start: token.start }) };
+  return e;
+}
+
+/**
+ * A LIST, in pages when `limit` is given, as the real server pages it: each page at most
+ * `limit` matching items in key order, `metadata.continue` while more remain, every page at the
+ * first page's revision (a snapshot from the history), and `remainingItemCount` only for a list
+ * without selectors. A continue token older than the history is 410 Expired.
+ */
 export function listObjects(store: ObjectStore, def: ResourceDef, filter: ListFilter, query: URLSearchParams): Answer {
   parseResourceVersion(store, query.get('resourceVersion'));
-  const items: string[] = [];
-  for (const e of store.entries(def, filter.namespace)) {
-    if (matchesFilter(def, filter, e.obj)) items.push(store.itemJson(def, e));
+  const limitRaw = query.get('limit');
+  const limit = limitRaw !== null && /^\d+$/.test(limitRaw) ? Number(limitRaw) : 0;
+  const continueRaw = query.get('continue');
+  let rv = store.resourceVersion();
+  let after: string | undefined;
+  let entries: readonly StoredObject[];
+  if (continueRaw !== null && continueRaw !== '') {
+    const token = decodeContinue(continueRaw);
+    const snapshot = store.snapshot(def, token.rv, filter.namespace);
+    if (snapshot === 'expired') throw continueExpired(token);
+    rv = token.rv;
+    after = storeKeyOf(token.start, def, filter.namespace);
+    entries = snapshot;
+  } else {
+    entries = store.entries(def, filter.namespace);
   }
-  const head = `{"kind":${JSON.stringify(def.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(def))},` +
-    `"metadata":{"resourceVersion":${JSON.stringify(String(store.resourceVersion()))}},"items":[`;
-  return { status: 200, body: `${head}${items.join(',')}]}`, warnings: [] };
+  const matching = entries.filter((e) => (after === undefined || ObjectStore.keyOf(e) > after) && matchesFilter(def, filter, e.obj));
+  const page = limit > 0 ? matching.slice(0, limit) : matching;
+  const remaining = matching.length - page.length;
+  if (remaining > 0 && after === undefined) store.pinSnapshot(def, rv, filter.namespace, entries);
+  const meta: Record<string, string | number> = { resourceVersion: String(rv) };
+  const last = page[page.length - 1];
+  if (remaining > 0 && last !== undefined) {
+    meta['continue'] = encodeContinue({ v: 'meta.k8s.io/v1', rv, start: tokenStart(ObjectStore.keyOf(last), def, filter.namespace) });
+    if (filter.labels.length === 0 && filter.fields.length === 0) meta['remainingItemCount'] = remaining;
+  }
+  const head = `{"kind":${JSON.stringify(def.listKind)},"apiVersion":${JSON.stringify(apiVersionOf(def))},"metadata":${JSON.stringify(meta)},"items":[`;
+  return { status: 200, body: `${head}${page.map((e) => store.itemJson(def, e)).join(',')}]}`, warnings: [] };
 }
 
 // --- Decoding a request body -----------------------------------------------------------------
@@ -180,7 +255,7 @@ function validateForCreate(def: ResourceDef, obj: JsonObject): FieldError[] {
 }
 
 function throwIfInvalid(def: ResourceDef, name: string, errs: readonly FieldError[]): void {
-  if (errs.length > 0) throw invalid({ group: def.group, kind: def.kind }, name, errs);
+  if (errs.length > 0) throw invalid({ group: def.invalidGroup ?? def.group, kind: def.kind }, name, errs);
 }
 
 // --- Writing ---------------------------------------------------------------------------------
@@ -265,6 +340,9 @@ function finishUpdate(ctx: WriteContext, t: Target, obj: JsonObject, existing: S
   return { status: 200, body: stored.json, warnings };
 }
 
+/** etcd key prefixes that are not the resource's name (pkg/registry: nodes are stored as minions). */
+const STORAGE_PREFIX: Readonly<Record<string, string>> = { nodes: 'minions' };
+
 export function updateObject(ctx: WriteContext, t: Target, obj: JsonObject, warnings: readonly string[]): Answer {
   const gr = groupResource(t.def);
   const bodyName = nameOf(obj);
@@ -272,8 +350,17 @@ export function updateObject(ctx: WriteContext, t: Target, obj: JsonObject, warn
   checkNamespace(t, obj);
   const existing = ctx.store.entry(t.def, t.namespace, t.name);
   const rvText = stringField(metaOf(obj), 'resourceVersion') ?? '';
+  // The body's uid is a precondition (store.go: the update's Preconditions), checked against the
+  // stored object before anything else, a missing one included: a PUT of an object read before
+  // it was deleted is a 409, never a create.
+  if (existing === undefined && (!t.def.allowCreateOnUpdate || t.subresource !== '')) throw notFound(gr, t.name);
+  const uid = stringField(metaOf(obj), 'uid') ?? '';
+  const storedUid = existing === undefined ? '' : (stringField(metaOf(existing.obj), 'uid') ?? '');
+  if (uid !== '' && uid !== storedUid) {
+    const key = `/registry/${STORAGE_PREFIX[t.def.resource] ?? t.def.resource}/${t.def.namespaced ? `${t.namespace}/` : ''}${t.name}`;
+    throw conflict(gr, t.name, `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${uid}, UID in object meta: ${storedUid}`);
+  }
   if (existing === undefined) {
-    if (!t.def.allowCreateOnUpdate || t.subresource !== '') throw notFound(gr, t.name);
     throwIfInvalid(t.def, t.name, validateForCreate(t.def, obj));
     stampNew(ctx, obj);
     t.def.prepareForCreate?.(obj);
@@ -350,6 +437,11 @@ export function deleteObject(ctx: WriteContext, t: Target, options: JsonValue | 
     }
   }
   const stored = ctx.store.commit(t.def, t.namespace, t.name, undefined);
-  return { status: 200, body: stored.json, warnings: [] };
+  // handlers/delete.go: an object deleted at once (no finalizer holds it) is answered with a
+  // Success Status naming it, not with the object.
+  const details: Record<string, string> = { name: t.name, ...(t.def.group === '' ? {} : { group: t.def.group }), kind: t.def.resource };
+  const uid = stringField(metaOf(stored.obj), 'uid');
+  if (uid !== undefined && uid !== '') details['uid'] = uid;
+  return { status: 200, body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }), warnings: [] };
 }
 

@@ -4,7 +4,8 @@
 // and its field selectors.
 //
 // Served: coordination.k8s.io/v1 leases, v1 nodes (+ nodes/status), v1 events,
-// events.k8s.io/v1 events and apps/v1 daemonsets (+ daemonsets/status, daemonset-resource.ts). Assumptions, stated once:
+// events.k8s.io/v1 events, apps/v1 daemonsets (+ daemonsets/status, daemonset-resource.ts) and
+// v1 pods (+ pods/status, pod-resource.ts). Assumptions, stated once:
 //   - namespaces are not objects here: every namespace exists;
 //   - the two Event APIs are kept as two stores; the real server keeps one store and converts
 //     between the two shapes, so an Event written through one is not visible through the other here;
@@ -15,6 +16,7 @@
 import { type FieldError, fieldInvalid, fieldRequired, validateName } from './field-error.ts';
 import { isObject, type JsonObject, stringField, valueAt } from './object-meta.ts';
 import { DAEMON_SET } from './daemonset-resource.ts';
+import { POD } from './pod-resource.ts';
 import { decodeAll, decodeMeta, jsonKind, objectAt, type GoKind } from './typed-decode.ts';
 
 /** How a strategic merge patch merges a list, from the Go type's patchStrategy/patchMergeKey tags. */
@@ -43,7 +45,7 @@ export interface ResourceDef {
   /** The typed decode: Go's json errors for wrong types, and time fields normalised to UTC. */
   decode(obj: JsonObject): { error: string } | { warnings: string[] };
   validate(obj: JsonObject): FieldError[];
-  /** What the empty typed object carries besides metadata (a BOOKMARK's object). */
+  /** What the empty typed object carries (a BOOKMARK's object): its fields, and any metadata beyond the resourceVersion. */
   readonly emptyBody: JsonObject;
   /** The strategy's PrepareForCreate, once the system fields are stamped (e.g. generation 1). */
   readonly prepareForCreate?: (obj: JsonObject) => void;
@@ -51,6 +53,11 @@ export interface ResourceDef {
   readonly prepareForUpdate?: (obj: JsonObject, old: JsonObject, subresource: string) => void;
   /** The strategy's ValidateUpdate rules that compare with the old object (immutable fields). */
   readonly validateUpdate?: (obj: JsonObject, old: JsonObject, subresource: string) => FieldError[];
+  /**
+   * The group a 422 Invalid names, where it is not the URL's: the validation runs on the internal
+   * type, so events.k8s.io/v1 Events are refused as the core `Event`.
+   */
+  readonly invalidGroup?: string;
 }
 
 export function apiVersionOf(def: ResourceDef): string {
@@ -134,6 +141,29 @@ const LEASE: ResourceDef = {
 // NodeStatus.Addresses merge by `type`, NodeSpec.PodCIDRs merges as a set, NodeSpec.Taints has
 // no strategy (a patch replaces the whole list).
 
+/**
+ * NodeSystemInfo's fields: strings without omitempty, so every Node the real server returns
+ * carries all ten (empty until a kubelet reports them), as it carries daemonEndpoints'
+ * kubeletEndpoint.Port 0.
+ */
+const NODE_INFO_FIELDS = [
+  'machineID', 'systemUUID', 'bootID', 'kernelVersion', 'osImage', 'containerRuntimeVersion', 'kubeletVersion', 'kubeProxyVersion', 'operatingSystem', 'architecture',
+] as const;
+
+/** The typed NodeStatus as it marshals: the struct fields without omitempty are always there. */
+function nodeStatusDefaults(obj: JsonObject): void {
+  const status = isObject(obj['status']) ? obj['status'] : {};
+  obj['status'] = status;
+  const endpoints = isObject(status['daemonEndpoints']) ? status['daemonEndpoints'] : {};
+  status['daemonEndpoints'] = endpoints;
+  const kubelet = isObject(endpoints['kubeletEndpoint']) ? endpoints['kubeletEndpoint'] : {};
+  endpoints['kubeletEndpoint'] = kubelet;
+  kubelet['Port'] ??= 0;
+  const info = isObject(status['nodeInfo']) ? status['nodeInfo'] : {};
+  status['nodeInfo'] = info;
+  for (const f of NODE_INFO_FIELDS) info[f] ??= '';
+}
+
 const NODE: ResourceDef = {
   group: '',
   version: 'v1',
@@ -156,7 +186,7 @@ const NODE: ResourceDef = {
   extraFieldLabels: {
     'spec.unschedulable': (obj) => String(valueAt(obj, 'spec.unschedulable') === true),
   },
-  emptyBody: { spec: {}, status: { daemonEndpoints: { kubeletEndpoint: { Port: 0 } }, nodeInfo: {} } },
+  emptyBody: { spec: {}, status: { daemonEndpoints: { kubeletEndpoint: { Port: 0 } }, nodeInfo: Object.fromEntries(NODE_INFO_FIELDS.map((f) => [f, ''])) } },
   decode(obj) {
     const metaErr = decodeMeta(obj, 'Node');
     if (metaErr !== undefined) return { error: metaErr };
@@ -188,6 +218,7 @@ const NODE: ResourceDef = {
         if (e !== undefined) return { error: e };
       }
     }
+    nodeStatusDefaults(obj);
     return { warnings: [] };
   },
   validate() {
@@ -245,9 +276,14 @@ const CORE_EVENT: ResourceDef = {
   },
 };
 
+/** pkg/apis/core/validation/events.go: reportingInstance, action and reason; and the note. */
+const EVENT_FIELD_LIMIT = 128;
+const EVENT_NOTE_LIMIT = 1024;
+
 const EVENTS_V1: ResourceDef = {
   ...CORE_EVENT,
   group: 'events.k8s.io',
+  invalidGroup: '',
   shortNames: ['ev'],
   extraFieldLabels: {
     'regarding.kind': (o) => String(valueAt(o, 'regarding.kind') ?? ''),
@@ -267,14 +303,22 @@ const EVENTS_V1: ResourceDef = {
     if (obj['eventTime'] === undefined || obj['eventTime'] === null) errs.push(fieldRequired('eventTime'));
     const type = stringField(obj, 'type') ?? '';
     if (type !== 'Normal' && type !== 'Warning') errs.push(fieldInvalid('type', { go: 'string', value: '' }, `has invalid value: ${type}`));
-    for (const f of ['reportingController', 'reportingInstance', 'action', 'reason']) {
-      if ((stringField(obj, f) ?? '') === '') errs.push(fieldRequired(f));
+    // Each required, and within its bound (ReportingInstanceLengthLimit, ActionLengthLimit,
+    // ReasonLengthLimit: 128; NoteLengthLimit: 1024), counted in bytes as Go's len() counts a
+    // string. The note's bound is reported on the field `message`, its internal name.
+    const bytes = (f: string): number => Buffer.byteLength(stringField(obj, f) ?? '');
+    const tooLong = (field: string, limit: number): FieldError => fieldInvalid(field, { go: 'string', value: '' }, `can have at most ${limit} characters`);
+    if (bytes('reportingController') === 0) errs.push(fieldRequired('reportingController'));
+    for (const f of ['reportingInstance', 'action', 'reason']) {
+      if (bytes(f) === 0) errs.push(fieldRequired(f));
+      else if (bytes(f) > EVENT_FIELD_LIMIT) errs.push(tooLong(f, EVENT_FIELD_LIMIT));
     }
+    if (bytes('note') > EVENT_NOTE_LIMIT) errs.push(tooLong('message', EVENT_NOTE_LIMIT));
     return errs;
   },
 };
 
-export const RESOURCES: readonly ResourceDef[] = [LEASE, NODE, CORE_EVENT, EVENTS_V1, DAEMON_SET];
+export const RESOURCES: readonly ResourceDef[] = [LEASE, NODE, CORE_EVENT, EVENTS_V1, DAEMON_SET, POD];
 
 /** Finds the definition for a URL's group, version and plural resource. */
 export function findResource(group: string, version: string, resource: string): ResourceDef | undefined {

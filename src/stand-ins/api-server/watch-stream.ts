@@ -7,9 +7,15 @@
 // - Filters are applied to both the old and the new version, as convertToWatchEvent does: an
 //   object that stops matching is sent as DELETED (its previous content at the new version),
 //   one that starts matching as ADDED.
-// - allowWatchBookmarks: a BOOKMARK with the latest resourceVersion every bookmark interval.
-//   sendInitialEvents=true: the initial ADDED events end with a BOOKMARK annotated
-//   k8s.io/initial-events-end=true.
+// - allowWatchBookmarks: a BOOKMARK with the latest resourceVersion every bookmark interval,
+//   and one PRE_TIMEOUT_BOOKMARK_MS before timeoutSeconds ends the watch, as the cache sends a
+//   watcher whose deadline is near (cache_watcher.go nextBookmarkTime), so a client resumes
+//   from a recent version. sendInitialEvents=true: the initial ADDED events end with a BOOKMARK
+//   annotated k8s.io/initial-events-end=true. A BOOKMARK's object is the kind's empty object
+//   with only metadata.resourceVersion (and that annotation) set. It carries the latest revision
+//   (as a cache kept fresh by etcd's progress notifications does), and is sent only when that is
+//   newer than what the watch has replayed (its start, raised by each replayed event in its
+//   namespace): a quiet resource gets none.
 // - timeoutSeconds ends the stream cleanly; without it the stream lasts the default request
 //   timeout. A watcher that stops reading is cut off once `maxBufferedBytes` are queued for it,
 //   as the cache cuts off an unresponsive watcher.
@@ -18,7 +24,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Clock, Timer } from '../../clock/clock.ts';
 import type { ObjectStore, StoreEvent, StoredObject, WatchEventType } from './object-store.ts';
-import { clone, metaOf, type JsonObject } from './object-meta.ts';
+import { clone, isObject, metaOf, type JsonObject } from './object-meta.ts';
 import { apiVersionOf, type ResourceDef, resourceId } from './resources.ts';
 import { matchesFilter, type ListFilter } from './resource-handlers.ts';
 import { resourceExpired } from './status.ts';
@@ -27,6 +33,8 @@ import { resourceExpired } from './status.ts';
 export const DEFAULT_WATCH_TIMEOUT_MS = 1_800_000;
 /** How often a watch that allows bookmarks gets one (upstream sends about once a minute). */
 export const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
+/** The cache's last bookmark comes this long before a watch's deadline (none when the watch is shorter). */
+export const PRE_TIMEOUT_BOOKMARK_MS = 2_000;
 /** How much may queue for one slow watcher before it is cut off. */
 export const DEFAULT_MAX_WATCH_BUFFER_BYTES = 64 * 1024 * 1024;
 
@@ -75,9 +83,10 @@ export interface ActiveWatch {
 }
 
 function bookmarkJson(def: ResourceDef, rv: number, initialEventsEnd: boolean): string {
-  const meta: JsonObject = { resourceVersion: String(rv), creationTimestamp: null };
-  if (initialEventsEnd) meta['annotations'] = { 'k8s.io/initial-events-end': 'true' };
-  return JSON.stringify({ kind: def.kind, apiVersion: apiVersionOf(def), metadata: meta, ...def.emptyBody });
+  const { metadata: emptyMeta, ...emptyRest } = def.emptyBody;
+  const meta: JsonObject = { resourceVersion: String(rv), ...(isObject(emptyMeta) ? clone(emptyMeta) : {}) };
+  if (initialEventsEnd) meta['annotations'] = { ...(isObject(meta['annotations']) ? meta['annotations'] : {}), 'k8s.io/initial-events-end': 'true' };
+  return JSON.stringify({ kind: def.kind, apiVersion: apiVersionOf(def), metadata: meta, ...emptyRest });
 }
 
 function isTrue(v: string | null): boolean {
@@ -138,13 +147,21 @@ export function startWatch(res: ServerResponse, o: WatchOptions, startRv: number
     }
   };
 
+  // What the watcher has been brought up to: its start, raised by every replayed event in its
+  // namespace, matching or not (cache_watcher.go processInterval). A bookmark no newer than this
+  // is not sent; live events do not raise it.
+  let reached = startRv ?? 0;
   if (replay === 'initial') {
     for (const e of store.entries(def, filter.namespace)) {
+      reached = Math.max(reached, e.rv);
       if (matchesFilter(def, filter, e.obj)) write(addedLine(e));
     }
     if (isTrue(o.query.get('sendInitialEvents'))) write(eventLine('BOOKMARK', bookmarkJson(def, store.resourceVersion(), true)));
   } else {
-    for (const e of replay) deliver(e);
+    for (const e of replay) {
+      if (inNamespace(e.namespace)) reached = Math.max(reached, e.rv);
+      deliver(e);
+    }
   }
   if (ended) return undefined;
   unsubscribe = store.subscribe({ resource, onEvent: deliver });
@@ -153,10 +170,15 @@ export function startWatch(res: ServerResponse, o: WatchOptions, startRv: number
   const timeoutMs = timeoutRaw !== null && /^\d+$/.test(timeoutRaw) ? Number(timeoutRaw) * 1000 : o.defaultTimeoutMs;
   timers.push(o.clock.after(timeoutMs, end));
   if (isTrue(o.query.get('allowWatchBookmarks'))) {
-    // One bookmark timer at a time: slot 1 of `timers` is re-armed, so the list stays bounded.
+    const bookmark = (): void => {
+      if (store.resourceVersion() > reached) write(eventLine('BOOKMARK', bookmarkJson(def, store.resourceVersion(), false)));
+    };
+    if (timeoutMs > PRE_TIMEOUT_BOOKMARK_MS) timers.push(o.clock.after(timeoutMs - PRE_TIMEOUT_BOOKMARK_MS, bookmark));
+    // One interval timer at a time: its slot of `timers` is re-armed, so the list stays bounded.
+    const slot = timers.length;
     const arm = (): void => {
-      timers[1] = o.clock.after(o.bookmarkIntervalMs, () => {
-        write(eventLine('BOOKMARK', bookmarkJson(def, store.resourceVersion(), false)));
+      timers[slot] = o.clock.after(o.bookmarkIntervalMs, () => {
+        bookmark();
         if (!ended) arm();
       });
     };

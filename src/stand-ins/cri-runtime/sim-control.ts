@@ -9,6 +9,8 @@
 // | POST /faults {method, code, count?, message?}        | the next `count` calls of method fail        |
 // | POST /faults {method, delayMs, count?}               | ... are answered after delayMs               |
 // | POST /faults {method, hang: true, count?}            | ... are accepted and never answered          |
+// | POST /faults {method, malformed: true, count?}       | ... are answered with bytes no client can    |
+// |                                                      | decode (sim-faults.ts, MALFORMED_ANSWER)     |
 // | POST /faults {oversizeBytes: n}                      | listings padded past n bytes (null: stop)    |
 // | POST /clear                                          | faults and padding cleared; hung calls answer |
 // | POST /pods {pods, containersPerPod}                  | state replaced by pods × containersPerPod    |

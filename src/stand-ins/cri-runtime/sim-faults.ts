@@ -10,9 +10,20 @@
 // | { delayMs }                | is answered after delayMs                          |
 // | { delayMs, code }          | fails after delayMs                                |
 // | { hang: true }             | is accepted and never answered (until cleared)      |
+// | { malformed: true }        | is answered with MALFORMED_ANSWER: field 1 with     |
+// |                            | wire type 0 (a varint), where each of the six       |
+// |                            | answers has a message or a string (wire type 2)     |
+// | { delayMs, malformed }     | is answered so, after delayMs                       |
+//
+// MALFORMED_ANSWER is an answer a client cannot read: field 1 is what the agent reads first in
+// each answer (the listings' items, Version's version, Status's status), and a wire type is
+// fixed by the field's type, so no CRI client may take it for a valid answer.
 //
 // Validation is done once, on add, with messages in the form `key: value must be rule`.
 import { CRI_SIM_METHODS, type CriSimMethod } from './sim-methods.ts';
+
+/** Field 1 with wire type 0 (tag 0x08), value 1: see the header. */
+export const MALFORMED_ANSWER: Buffer = Buffer.from([(1 << 3) | 0, 1]);
 
 export interface SimFault {
   /** The RPC it applies to, or '*' for all six. */
@@ -27,6 +38,8 @@ export interface SimFault {
   readonly delayMs?: number;
   /** Accept the call and never answer it. */
   readonly hang?: boolean;
+  /** Answer with MALFORMED_ANSWER, which no client can decode. */
+  readonly malformed?: boolean;
 }
 
 interface Armed {
@@ -69,7 +82,7 @@ export function validateFault(fault: unknown): string[] {
   if (typeof fault !== 'object' || fault === null) return ['fault: must be an object'];
   const f = fault as Record<string, unknown>;
   const problems: string[] = [];
-  const known = new Set(['method', 'count', 'code', 'message', 'delayMs', 'hang']);
+  const known = new Set(['method', 'count', 'code', 'message', 'delayMs', 'hang', 'malformed']);
   for (const key of Object.keys(f)) if (!known.has(key)) problems.push(`${key}: is not a fault field`);
   if (f['method'] !== '*' && !(CRI_SIM_METHODS as readonly unknown[]).includes(f['method'])) {
     problems.push(`method: ${JSON.stringify(f['method'])} must be '*' or one of ${CRI_SIM_METHODS.join(', ')}`);
@@ -88,8 +101,12 @@ export function validateFault(fault: unknown): string[] {
   if (f['hang'] === true && (f['code'] !== undefined || f['delayMs'] !== undefined)) {
     problems.push('hang: true must not be combined with code or delayMs');
   }
-  if (f['hang'] !== true && f['code'] === undefined && f['delayMs'] === undefined) {
-    problems.push('fault: must set code, delayMs or hang');
+  if (f['malformed'] !== undefined && typeof f['malformed'] !== 'boolean') problems.push('malformed: must be true or false');
+  if (f['malformed'] === true && (f['code'] !== undefined || f['hang'] === true)) {
+    problems.push('malformed: true must not be combined with code or hang');
+  }
+  if (f['hang'] !== true && f['malformed'] !== true && f['code'] === undefined && f['delayMs'] === undefined) {
+    problems.push('fault: must set code, delayMs, hang or malformed');
   }
   return problems;
 }

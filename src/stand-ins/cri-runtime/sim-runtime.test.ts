@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { SystemClock } from '../../clock/clock.ts';
 import { flushMicrotasks, ManualClock } from '../../clock/manual-clock.ts';
 import { loadCriService } from '../../cri/cri-proto.ts';
+import { CriError } from '../../cri/cri-error.ts';
 import { createRuntimeClient } from '../../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime, type SimRuntimeOptions } from './sim-runtime.ts';
 
@@ -122,6 +123,25 @@ describe('simulated CRI runtime', () => {
     assert.equal((second.value as { items: unknown[] }).items.length, 2);
     assert.deepEqual(runtime.calls().failed, { ListPodSandbox: 1 });
     assert.deepEqual(runtime.calls().answered, { ListPodSandbox: 1 });
+  });
+
+  test('a malformed fault answers bytes the full decode and the agent\'s client both refuse, then the runtime answers normally', async (t) => {
+    const runtime = await sim(t, { pods: 2, containersPerPod: 1 });
+    runtime.addFault({ method: 'ListContainers', malformed: true, count: 1 });
+    runtime.addFault({ method: 'Version', malformed: true, count: 1 });
+    const client = createRuntimeClient({ endpoint: runtime.endpoint, clock: real });
+    t.after(() => client.close());
+    await assert.rejects(client.relist({ deadlineMs: 5000 }), (err: unknown) => {
+      assert.ok(err instanceof CriError);
+      assert.equal(err.knownCause, 'undecodable');
+      assert.match(err.message, /^RuntimeService\/ListContainers: answer could not be decoded: field 1 has wire type 0, not its own/);
+      return true;
+    });
+    await assert.rejects(client.version({ deadlineMs: 5000 }), /RuntimeService\/Version: answer could not be decoded: field 1 has wire type 0/);
+    const full = await rawCall(t, runtime, 'ListPodSandbox', {});
+    assert.equal(full.err, null, 'a method with no fault is answered');
+    assert.equal((await client.relist({ deadlineMs: 5000 })).containers.length, 2, 'the fault was used up: the next listing decodes');
+    assert.equal(runtime.calls().answered['ListContainers'], 2, 'a malformed answer counts as answered');
   });
 
   test('clearing the faults answers the calls that were hanging', async (t) => {

@@ -9,7 +9,8 @@
 // |--------------------------------|-------------------------------------------------------------|
 // | setPods(N, M)                  | holds N ready sandboxes × M running containers              |
 // | step(k) / churnPerSecond: k    | moves containers created → running → exited → removed       |
-// | addFault({method, code, ...})  | the next calls fail with the code / come late / hang         |
+// | addFault({method, code, ...})  | the next calls fail with the code / come late / hang / come  |
+// |                                | malformed (an answer no client can decode)                  |
 // | clearFaults()                  | forgets the faults, and answers calls that were hanging     |
 // | setOversize(bytes)             | pads an annotation so each listing is larger than bytes     |
 // | setConditions({...})           | Status reports RuntimeReady / NetworkReady as told          |
@@ -36,7 +37,7 @@ import type { Clock, Timer } from '../../clock/clock.ts';
 import { loadCriService } from '../../cri/cri-proto.ts';
 import { status as GRPC_STATUS } from '@grpc/grpc-js';
 import { CRIO_PROFILE } from './crio-profile.ts';
-import { FaultScript, type SimFault } from './sim-faults.ts';
+import { FaultScript, MALFORMED_ANSWER, type SimFault } from './sim-faults.ts';
 import { CRI_SIM_METHODS, REFUSED_CRI_METHODS, type CriSimMethod } from './sim-methods.ts';
 import { SIM_PROFILE, type SimProfile, type SimProfileName } from './sim-profile.ts';
 import { SimState, type SimContainer, type SimCounts, type SimSandbox } from './sim-state.ts';
@@ -259,8 +260,8 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
   for (const method of CRI_SIM_METHODS) {
     const definition = service[method];
     if (definition === undefined) throw new Error(`proto/ declares no ${method}`);
-    const isListing = method === 'ListPodSandbox' || method === 'ListContainers';
-    const serialize = isListing ? (value: unknown): Buffer => value as Buffer : (value: unknown): Buffer => definition.responseSerialize(value as object);
+    // Listings are encoded ahead (listings()), and a malformed answer is bytes as they are.
+    const serialize = (value: unknown): Buffer => (Buffer.isBuffer(value) ? value : definition.responseSerialize(value as object));
     server.register<Record<string, unknown>, unknown>(
       definition.path,
       (call: grpc.ServerUnaryCall<Record<string, unknown>, unknown>, callback: grpc.sendUnaryData<unknown>) => {
@@ -325,6 +326,11 @@ export async function startSimRuntime(options: SimRuntimeOptions): Promise<SimRu
       if (withFault && fault?.code !== undefined) {
         record(method, 'failed');
         callback(statusError(fault.code, fault.message ?? `nodepulse-sim: scripted fault (code ${fault.code}) on ${method}`));
+        return;
+      }
+      if (withFault && fault?.malformed === true) {
+        record(method, 'answered');
+        callback(null, MALFORMED_ANSWER);
         return;
       }
       let value: unknown;

@@ -29,7 +29,7 @@ export const NAMESPACE = 'nodepulse';
 export const THRESHOLD_MS = 180_000;
 export const DEADLINE_MS = 60_000;
 export const WINDOWS = { idleWindowMs: 30_000, stuckWindowMs: DEADLINE_MS + 30_000 };
-/** The reader grace of DESIGN.md (upstream node-monitor-grace-period). */
+/** The reader grace of docs/design.md (upstream node-monitor-grace-period). */
 export const READER_GRACE_MS = 50_000;
 export const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases/${NODE}`;
 export const LEASES_PATH = `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`;
@@ -180,7 +180,7 @@ export function seedNode(api: ApiServerHandle, conditions: readonly object[] = [
 }
 
 /**
- * A reader of the Lease with the rule of DESIGN.md ("A reader's view of a lease"): fresh while
+ * A reader of the Lease with the rule of docs/design.md ("A reader's view of a lease"): fresh while
  * its renewTime has advanced within the grace, timed on the reader's own clock. The fleet
  * projection is built elsewhere; this is the rule in six lines, for the tests' "stale to a reader".
  */

@@ -6,7 +6,7 @@
 // component that starts calling something new fails its tests until they say so. version()
 // answers versionAnswer when set ('hang': never, until the call's signal aborts), and counts
 // its calls.
-import { CriError, type CriFaultCode } from '../../cri/cri-error.ts';
+import { CriError, type CriErrorOptions, type CriFaultCode } from '../../cri/cri-error.ts';
 import type {
   CallOptions,
   Container,
@@ -20,7 +20,8 @@ import type {
 export interface PendingRelist {
   readonly options: CallOptions;
   answer(listing?: Partial<Listing>): void;
-  fail(code: CriFaultCode, message?: string): void;
+  /** Fails it with a CriError of this code, message (also its detail) and options (a gRPC status, a known cause). */
+  fail(code: CriFaultCode, message?: string, options?: CriErrorOptions): void;
 }
 
 export class ScriptedRuntimeClient implements RuntimeClient {
@@ -50,9 +51,9 @@ export class ScriptedRuntimeClient implements RuntimeClient {
           this.#remove(entry);
           resolve({ sandboxes: listing.sandboxes ?? [], containers: listing.containers ?? [], bytes: listing.bytes ?? 0 });
         },
-        fail: (code, message = `scripted ${code}`) => {
+        fail: (code, message = `scripted ${code}`, options = {}) => {
           this.#remove(entry);
-          reject(new CriError(code, message));
+          reject(new CriError(code, message, options));
         },
       };
       this.pending.push(entry);

@@ -249,6 +249,132 @@ describe('Status bodies of the stand-in', () => {
     assert.equal(b.text, status(503, 'the server is currently unable to handle the request', 'ServiceUnavailable', {}));
   });
 
+  // The cases below are the real kube-apiserver v1.34.4's answers, as the conformance table
+  // (test/cluster/conformance-table.ts) and requests sent to it by hand showed them.
+
+  it('a PUT of a lease deleted since it was read is 409: the uid it carries is a precondition, never a create', async () => {
+    // store.go Update: the object's uid is a precondition of GuaranteedUpdate, checked against the missing object
+    await seedLease('gone');
+    const read = JSON.parse((await call('GET', `${LEASES}/gone`)).text) as { metadata: Record<string, string> };
+    assert.equal((await call('DELETE', `${LEASES}/gone`)).status, 200, 'precondition: the lease is deleted');
+    const r = await call('PUT', `${LEASES}/gone`, { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: read.metadata, spec: {} });
+    assert.equal(r.status, 409);
+    assert.equal(r.text, status(409,
+      `Operation cannot be fulfilled on leases.coordination.k8s.io "gone": StorageError: invalid object, Code: 4, Key: /registry/leases/${NS}/gone, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${read.metadata['uid'] ?? ''}, UID in object meta: `,
+      'Conflict', leaseDetails('gone')));
+    assert.equal((await call('GET', `${LEASES}/gone`)).status, 404, 'nothing was created');
+  });
+
+  it('a DELETE is answered with a Success Status naming what was deleted, not the object', async () => {
+    // handlers/delete.go: the object is gone at once, so the answer is a Status
+    await seedLease('deleted');
+    const uid = (JSON.parse((await call('GET', `${LEASES}/deleted`)).text) as { metadata: { uid: string } }).metadata.uid;
+    const r = await call('DELETE', `${LEASES}/deleted`);
+    assert.equal(r.status, 200);
+    assert.equal(r.text, JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details: { name: 'deleted', group: 'coordination.k8s.io', kind: 'leases', uid } }));
+  });
+
+  it('an events.k8s.io Event whose note is over 1024 bytes is 422 on the field message, named as the core Event', async () => {
+    // pkg/apis/core/validation/events.go: NoteLengthLimit, counted in bytes (len of a Go string)
+    const event = {
+      apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'n.1' }, eventTime: '2026-01-02T03:04:05.000000Z', reportingController: 'nodepulse.io/agent',
+      reportingInstance: 'i', action: 'SetCondition', reason: 'RelistHealthy', type: 'Normal', note: 'é'.repeat(513), regarding: { apiVersion: 'v1', kind: 'Node', name: 'n' },
+    };
+    const r = await call('POST', `/apis/events.k8s.io/v1/namespaces/default/events`, event);
+    assert.equal(r.status, 422);
+    const cause = { reason: 'FieldValueInvalid', message: 'Invalid value: "": can have at most 1024 characters', field: 'message' };
+    assert.equal(r.text, status(422, 'Event "n.1" is invalid: message: Invalid value: "": can have at most 1024 characters', 'Invalid', { name: 'n.1', kind: 'Event', causes: [cause] }));
+    const long = await call('POST', `/apis/events.k8s.io/v1/namespaces/default/events`, { ...event, reportingInstance: 'i'.repeat(129), note: 'x'.repeat(1024) });
+    assert.match(long.text, /"Event \\"n.1\\" is invalid: reportingInstance: Invalid value: \\"\\": can have at most 128 characters"/);
+    assert.equal((await call('POST', `/apis/events.k8s.io/v1/namespaces/default/events`, { ...event, note: 'x'.repeat(1024) })).status, 201, 'a note of exactly 1024 bytes is taken');
+  });
+
+  it('a list with limit pages in key order, with a continue token, and remainingItemCount only without a selector', async () => {
+    // etcd3 store GetList; the token is base64url JSON of the list's revision and the key after which to go on
+    const own = await startApiServer({ clock: new ManualClock() });
+    try {
+      for (const name of ['c', 'a', 'b']) own.store.put({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: NS, labels: { x: 'y' } }, spec: {} });
+      const list = async (query: string): Promise<{ metadata: Record<string, unknown>; items: Array<{ metadata: { name: string } }> }> => {
+        const res = await fetch(`${own.url}${LEASES}?${query}`, { signal: AbortSignal.timeout(5000) });
+        assert.equal(res.status, 200, `precondition: the list is answered (${query})`);
+        return JSON.parse(await res.text()) as { metadata: Record<string, unknown>; items: Array<{ metadata: { name: string } }> };
+      };
+      const first = await list('limit=2');
+      assert.deepEqual(first.items.map((i) => i.metadata.name), ['a', 'b']);
+      assert.equal(first.metadata['remainingItemCount'], 1);
+      assert.deepEqual(JSON.parse(Buffer.from(String(first.metadata['continue']), 'base64url').toString('utf8')),
+        { v: 'meta.k8s.io/v1', rv: Number(first.metadata['resourceVersion']), start: '/b\u0000' });
+      const rest = await list(`limit=2&continue=${String(first.metadata['continue'])}`);
+      assert.deepEqual(rest.items.map((i) => i.metadata.name), ['c']);
+      assert.deepEqual(rest.metadata, { resourceVersion: first.metadata['resourceVersion'] }, 'the last page: no continue, no count');
+      const selected = await list('limit=2&labelSelector=x%3Dy');
+      assert.deepEqual([selected.metadata['remainingItemCount'], typeof selected.metadata['continue']], [undefined, 'string'], 'a token, but no count under a selector');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('a later page lists the first page\'s revision (a snapshot), whatever was written since', async () => {
+    const own = await startApiServer({ clock: new ManualClock() });
+    try {
+      const lease = (name: string, holder = name): Record<string, unknown> => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: NS }, spec: { holderIdentity: holder } });
+      for (const name of ['a', 'b', 'c']) own.store.put(lease(name));
+      const get = async (query: string): Promise<{ metadata: { resourceVersion: string; continue?: string }; items: Array<{ metadata: { name: string }; spec: { holderIdentity: string } }> }> =>
+        JSON.parse(await (await fetch(`${own.url}${LEASES}?${query}`, { signal: AbortSignal.timeout(5000) })).text()) as never;
+      const page1 = await get('limit=1');
+      own.store.delete('leases', NS, 'c');
+      own.store.put(lease('b', 'changed'));
+      own.store.put(lease('d'));
+      const page2 = await get(`limit=10&continue=${page1.metadata.continue ?? ''}`);
+      assert.equal(page2.metadata.resourceVersion, page1.metadata.resourceVersion);
+      assert.deepEqual(page2.items.map((i) => [i.metadata.name, i.spec.holderIdentity]), [['b', 'b'], ['c', 'c']], 'b before its change, c before its deletion, no d');
+    } finally {
+      await own.close();
+    }
+  });
+
+  it('a continue token stays good for 5 minutes, however far the watch history has rolled, as etcd keeps a revision until compaction', async () => {
+    const own = new ManualClock();
+    const small = await startApiServer({ clock: own, historySize: 1 });
+    try {
+      const lease = (name: string): Record<string, unknown> => ({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: NS }, spec: {} });
+      for (const name of ['a', 'b', 'c']) small.store.put(lease(name));
+      const get = async (query: string): Promise<{ status: number; body: { metadata: { resourceVersion?: string; continue?: string }; items?: Array<{ metadata: { name: string } }> } }> => {
+        const res = await fetch(`${small.url}${LEASES}?${query}`, { signal: AbortSignal.timeout(5000) });
+        return { status: res.status, body: JSON.parse(await res.text()) as never };
+      };
+      const first = await get('limit=1');
+      for (const name of ['d', 'e', 'f']) small.store.put(lease(name));
+      assert.ok((small.store.oldestWatchableVersion() ?? 0) > Number(first.body.metadata.resourceVersion), 'precondition: the history no longer reaches the first page');
+      await own.advance(5 * 60_000);
+      const second = await get(`limit=5&continue=${first.body.metadata.continue ?? ''}`);
+      assert.deepEqual([second.status, second.body.items?.map((i) => i.metadata.name)], [200, ['b', 'c']]);
+      await own.advance(1);
+      assert.equal((await get(`limit=5&continue=${first.body.metadata.continue ?? ''}`)).status, 410, 'past 5 minutes the token is expired');
+    } finally {
+      await small.close();
+    }
+  });
+
+  it('a continue token older than the history is 410 Expired, with a token to go on inconsistently', async () => {
+    // etcd3 store: a continue token whose revision was compacted
+    const token = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: 1, start: '/page-a\u0000' })).toString('base64url');
+    const small = await startApiServer({ clock: new ManualClock(), historySize: 1 });
+    try {
+      for (const name of ['x', 'y']) small.store.put({ apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name, namespace: NS }, spec: {} });
+      const res = await fetch(`${small.url}${LEASES}?limit=1&continue=${token}`, { signal: AbortSignal.timeout(5000) });
+      assert.equal(res.status, 410);
+      const again = Buffer.from(JSON.stringify({ v: 'meta.k8s.io/v1', rv: -1, start: '/page-a\u0000' })).toString('base64url');
+      assert.equal(await res.text(), JSON.stringify({
+        kind: 'Status', apiVersion: 'v1', metadata: { continue: again }, status: 'Failure',
+        message: 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.',
+        reason: 'Expired', code: 410,
+      }));
+    } finally {
+      await small.close();
+    }
+  });
+
   it('a body over 3 MiB is 413', async () => {
     // apiserver/pkg/server/config.go MaxRequestBodyBytes = 3 MiB; errors.go NewRequestEntityTooLargeError
     const r = await call('POST', LEASES, 'x'.repeat(3 * 1024 * 1024 + 1));

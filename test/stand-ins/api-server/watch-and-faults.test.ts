@@ -12,11 +12,11 @@ let clock: ManualClock;
 let server: ApiServerHandle;
 
 /** Reads newline-delimited watch events until `count` have arrived (bounded by a deadline). */
-async function watch(path: string, count: number): Promise<{ status: number; events: { type: string; object: Record<string, unknown> }[] }> {
+async function watch(path: string, count: number, on: ApiServerHandle = server): Promise<{ status: number; events: { type: string; object: Record<string, unknown> }[] }> {
   const ac = new AbortController();
   const deadline = setTimeout(() => ac.abort(), 5000);
   try {
-    const res = await fetch(`${server.url}${path}`, { signal: ac.signal });
+    const res = await fetch(`${on.url}${path}`, { signal: ac.signal });
     const events: { type: string; object: Record<string, unknown> }[] = [];
     let buf = '';
     const reader = res.body?.getReader();
@@ -95,16 +95,49 @@ describe('watches', () => {
     }]);
   });
 
-  it('allowWatchBookmarks sends a BOOKMARK with the latest resourceVersion each interval of the clock', async () => {
+  it('allowWatchBookmarks sends a BOOKMARK with the latest resourceVersion each interval, once something newer than the watch has seen was written', async () => {
+    server.store.put(lease('bm', { role: 'watched' }));
     const rv = server.store.resourceVersion();
-    const pending = watch(`${LEASES}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true`, 1);
+    const pending = watch(`${LEASES}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&labelSelector=role%3Dwatched`, 1);
     for (let i = 0; i < 100 && server.store.watcherCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
-    clock.advance(1000);
+    server.store.put(lease('bm-other', { role: 'not-watched' }));
+    await clock.advance(1000);
     const { events } = await pending;
     assert.deepEqual(events[0], {
       type: 'BOOKMARK',
-      object: { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', metadata: { resourceVersion: String(rv), creationTimestamp: null }, spec: {} },
+      object: { kind: 'Lease', apiVersion: 'coordination.k8s.io/v1', metadata: { resourceVersion: String(rv + 1) }, spec: {} },
     });
+  });
+
+  it('a watch with nothing newer than what it replayed gets no BOOKMARK, as the cache sends none', async () => {
+    server.store.put(lease('quiet', { role: 'quiet' }));
+    const rv = server.store.resourceVersion();
+    server.store.put(lease('quiet', { role: 'quiet' }, 'moved'));
+    for (let i = 0; i < 100 && server.store.watcherCount() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.equal(server.store.watcherCount(), 0, 'precondition: the earlier watches have ended');
+    const pending = watch(`${LEASES}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=3&labelSelector=role%3Dquiet`, 2);
+    for (let i = 0; i < 100 && server.store.watcherCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await clock.advance(3000);
+    const { events } = await pending;
+    assert.deepEqual(events.map((e) => e.type), ['MODIFIED'], 'the replayed change, then the end at timeoutSeconds, and no bookmark');
+  });
+
+  it('a BOOKMARK comes 2 s before timeoutSeconds ends the watch, as the cache sends one to a watcher whose deadline is near', async () => {
+    const own = new ManualClock();
+    const quietServer = await startApiServer({ clock: own }); // bookmarks every 60 s: none due within this watch
+    try {
+      quietServer.store.put(lease('deadline'));
+      const rv = quietServer.store.resourceVersion();
+      const pending = watch(`${LEASES}?watch=1&resourceVersion=${rv}&allowWatchBookmarks=true&timeoutSeconds=5&labelSelector=role%3Dnone`, 2, quietServer);
+      for (let i = 0; i < 100 && quietServer.store.watcherCount() === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      quietServer.store.put(lease('deadline', { role: 'other' }));
+      await own.advance(5000);
+      const { events } = await pending;
+      assert.deepEqual(events.map((e) => [e.type, (e.object['metadata'] as { resourceVersion?: string }).resourceVersion]), [['BOOKMARK', String(rv + 1)]],
+        'one bookmark (at 3 s), then the clean end at 5 s');
+    } finally {
+      await quietServer.close();
+    }
   });
 });
 

@@ -129,6 +129,39 @@ renewInterval and stuckWindow are derived as the agent derives them.
 {{- if and (ne $rate "") (not (gt ($rate | float64) 0.0)) }}
 {{- $problems = append $problems (printf "controller.maxWritesPerSecond: %s must be a number more than 0" $rate) }}
 {{- end }}
+{{- /* The agent's volumes: each runtime directory's name is derived from its path (helpers'
+volumeName), so two paths may give one name; and an extra volume may not take a name the chart
+uses. */ -}}
+{{- $volumeNames := list "tmp" }}
+{{- $socketFile := include "nodepulse.socketFile" . }}
+{{- $paths := include "nodepulse.socketDirs" . | fromJsonArray }}
+{{- if $socketFile }}{{ $paths = append $paths $socketFile }}{{ end }}
+{{- range $path := $paths }}
+{{- $name := include "nodepulse.volumeName" $path }}
+{{- if has $name $volumeNames }}
+{{- $problems = append $problems (printf "runtime.socketDirs: %s must give a volume name of its own (%s is taken)" $path $name) }}
+{{- end }}
+{{- $volumeNames = append $volumeNames $name }}
+{{- end }}
+{{- range $v := .Values.agent.extraVolumes }}
+{{- if has $v.name $volumeNames }}
+{{- $problems = append $problems (printf "agent.extraVolumes: %s must be a name the chart does not use (%s)" $v.name (join ", " $volumeNames)) }}
+{{- end }}
+{{- end }}
+{{- /* The DaemonSet's rolling update: the API server refuses maxUnavailable and maxSurge both 0
+(nothing could ever be replaced). */ -}}
+{{- $update := .Values.updateStrategy }}
+{{- if and (has (toString $update.maxUnavailable) (list "0" "0%")) (has (toString $update.maxSurge) (list "0" "0%")) }}
+{{- $problems = append $problems (printf "updateStrategy.maxUnavailable: %v must be more than 0 when updateStrategy.maxSurge is %v (the rollout could replace no pod)" $update.maxUnavailable $update.maxSurge) }}
+{{- end }}
+{{- /* The uninstall hook: cleanup's own timeout must end before the Job's deadline kills it, so
+that it can say which nodes it left. */ -}}
+{{- if .Values.cleanup.enabled }}
+{{- $cleanupMs := include "nodepulse.durationMs" .Values.cleanup.timeout | float64 }}
+{{- if not (lt $cleanupMs (mulf (float64 .Values.cleanup.activeDeadlineSeconds) 1000.0)) }}
+{{- $problems = append $problems (printf "cleanup.timeout: %s must be shorter than cleanup.activeDeadlineSeconds (%vs), or the Job's deadline ends it before it can report" .Values.cleanup.timeout .Values.cleanup.activeDeadlineSeconds) }}
+{{- end }}
+{{- end }}
 {{- /* The NetworkPolicy's sources: an ingress rule with none admits every source, and the API
 server refuses an ipBlock beside a selector in one peer. */ -}}
 {{- $np := .Values.networkPolicy }}
