@@ -11,7 +11,9 @@
 //   3. the other files of test/cluster/, one at a time, against one shared cluster brought up
 //      here (SHARED_CLUSTER_ARGS) and taken down at the end, also after a failure or an
 //      interrupt. A cluster that is already up (`npm run cluster -- up` by hand) is used as it is,
-//      and left up.
+//      and left up, except under CI=true, where the run tests this checkout's cluster and so takes
+//      down any it finds first. What a dead cluster left (a killed run's state file, cgroups, its
+//      bridge) is always taken down first, since it holds the machine's one cluster slot.
 // The cluster's parts are checked first (test/cluster/requirements.ts): under CI=true a missing
 // one, or an `up` that fails, fails the run; outside CI the cluster files are still run, and skip
 // with the reason (NODEPULSE_CLUSTER_UNAVAILABLE).
@@ -21,7 +23,8 @@ import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
 import { basename } from 'node:path';
 import { SystemClock } from '../src/clock/clock.ts';
-import { readState } from './cluster/cluster.ts';
+import { leftovers, readState } from './cluster/cluster.ts';
+import { isRunning } from './cluster/daemon.ts';
 import { missingForCluster } from './cluster/requirements.ts';
 
 /**
@@ -103,6 +106,15 @@ if (phases.lifecycle.length + phases.shared.length > 0 && !interrupted) {
     if (ci) status = 1;
   }
   const env = { ...process.env, ...(unavailable === undefined ? {} : { NODEPULSE_CLUSTER_UNAVAILABLE: unavailable }) };
+
+  const found = readState();
+  const dead = found === undefined ? leftovers().length > 0 : !found.daemons.every(isRunning);
+  if (dead || (ci && found !== undefined)) {
+    const why = dead ? 'what a cluster no longer running left behind' : 'the test cluster already up (under CI=true this checkout brings up its own)';
+    console.log(`test/run.ts: taking down ${why}`);
+    const down = await phase('cluster down (before)', () => cluster(['down']));
+    if (down !== 0) status = 1;
+  }
 
   if (phases.lifecycle.length > 0 && !interrupted) {
     status = Math.max(status, await phase('cluster lifecycle tests', () => nodeTest(phases.lifecycle, 1, env)));

@@ -251,6 +251,17 @@ describe('ResolvingRuntimeClient', () => {
     assert.equal(w.client(CRIO).closed, false);
   });
 
+  test('an empty containerRuntimeVersion, as the API server stores it before the kubelet reports, names no runtime', async () => {
+    const clock = new ManualClock();
+    const w = world(clock, { [CONTAINERD]: version('containerd', '1.7.13') }, { nodeRuntime: async () => '' });
+    const found = w.resolving.relist(DEADLINE);
+    await settle(clock);
+    w.client(CONTAINERD).next().answer();
+    await found;
+    const view = w.resolving.view();
+    assert.deepEqual([view.endpoint, view.rule, view.nodeRuntime], [CONTAINERD, 'probe-order', null]);
+  });
+
   test('the Node decides between sockets, and is read at most once a minute', async () => {
     const clock = new ManualClock();
     let reads = 0;

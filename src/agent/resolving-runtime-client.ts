@@ -212,14 +212,19 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     });
   }
 
-  /** The Node's runtime, read at most once per NODE_READ_INTERVAL_MS; a failed read counts as unknown. */
+  /**
+   * The Node's runtime, read at most once per NODE_READ_INTERVAL_MS; a failed read counts as unknown,
+   * and so does an empty one: the API server gives a Node whose kubelet has not reported yet an
+   * empty containerRuntimeVersion, not none.
+   */
   async #readNode(): Promise<string | undefined> {
     const { clock, nodeRuntime } = this.#options;
     const now = clock.monotonicMs();
     if (nodeRuntime === undefined) return undefined;
     if (this.#node === undefined || now - this.#node.atMs >= NODE_READ_INTERVAL_MS) {
       try {
-        this.#node = { atMs: now, value: await nodeRuntime(this.#stop.signal), error: undefined };
+        const value = await nodeRuntime(this.#stop.signal);
+        this.#node = { atMs: now, value: value === '' ? undefined : value, error: undefined };
       } catch (err) {
         this.#node = { atMs: now, value: undefined, error: err instanceof Error ? err.message : String(err) };
       }

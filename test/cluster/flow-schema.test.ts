@@ -98,7 +98,7 @@ test('the real API server classifies the agent\'s lease requests by the shipped 
     const event = await cluster.request('/apis/events.k8s.io/v1/namespaces/default/events', {
       method: 'POST', credentials: agent,
       body: {
-        apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { generateName: `${NODE}.` },
+        apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { generateName: `${NODE}-` },
         eventTime: '2026-01-01T00:00:00.000000Z', reportingController: 'nodepulse.io/agent', reportingInstance: `nodepulse-${NODE}`,
         action: 'SetCondition', reason: 'RelistHealthy', type: 'Normal', note: 'written by the flow-schema test',
         regarding: { apiVersion: 'v1', kind: 'Node', name: NODE },

@@ -87,11 +87,20 @@ export function dnsSubdomainErrors(value: string): string[] {
   return errs;
 }
 
-/** ValidateObjectMeta's name rule for a DNS-subdomain-named kind: one error per failed rule. */
+/**
+ * ValidateObjectMeta's name rules for a DNS-subdomain-named kind: one error per failed rule. A
+ * generateName is checked as a prefix, as the real server checks it: one trailing '-' is allowed
+ * (it is masked before the subdomain rule), a trailing '.' is not.
+ */
 export function validateName(name: string | undefined, generateName: string | undefined): FieldError[] {
+  const errors: FieldError[] = [];
+  if (generateName !== undefined && generateName !== '') {
+    const masked = generateName.endsWith('-') ? `${generateName.slice(0, -1)}a` : generateName;
+    errors.push(...dnsSubdomainErrors(masked).map((msg) => fieldInvalid('metadata.generateName', { go: 'string', value: generateName }, msg)));
+  }
   if (name === undefined || name === '') {
     if (generateName === undefined || generateName === '') return [fieldRequired('metadata.name', 'name or generateName is required')];
-    return [];
+    return errors;
   }
-  return dnsSubdomainErrors(name).map((msg) => fieldInvalid('metadata.name', { go: 'string', value: name }, msg));
+  return [...errors, ...dnsSubdomainErrors(name).map((msg) => fieldInvalid('metadata.name', { go: 'string', value: name }, msg))];
 }

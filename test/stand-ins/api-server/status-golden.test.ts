@@ -130,6 +130,19 @@ describe('Status bodies of the stand-in', () => {
       }));
   });
 
+  it('a generateName is a prefix of a subdomain: a trailing dot is 422 on metadata.generateName, a trailing dash is kept', async () => {
+    // apimachinery/pkg/api/validation/objectmeta.go ValidateObjectMetaAccessor checks generateName
+    // with prefix=true; generic.go NameIsDNSSubdomain masks one trailing '-' before the rule
+    const dotted = await call('POST', LEASES, { metadata: { generateName: 'np-flow.' } });
+    assert.equal(dotted.status, 422);
+    const body = JSON.parse(dotted.text) as { message: string; details: { causes: Array<{ field: string; message: string }> } };
+    assert.deepEqual(body.details.causes.map((c) => c.field), ['metadata.generateName']);
+    assert.match(body.message, /^Lease\.coordination\.k8s\.io "np-flow\.[a-z0-9]{5}" is invalid: metadata\.generateName: Invalid value: "np-flow\.": a lowercase RFC 1123 subdomain/);
+    const dashed = await call('POST', LEASES, { metadata: { generateName: 'np-flow-' } });
+    assert.equal(dashed.status, 201, dashed.text);
+    assert.match((JSON.parse(dashed.text) as { metadata: { name: string } }).metadata.name, /^np-flow-[a-z0-9]{5}$/);
+  });
+
   it('a renewTime without six fractional digits in a create is 400 with Go\'s time.Parse message', async () => {
     // apimachinery/pkg/apis/meta/v1/micro_time.go UnmarshalJSON parses RFC3339Micro;
     // endpoints/handlers/rest.go transformDecodeError wraps it; src/time/format.go ParseError
