@@ -23,7 +23,6 @@ import { theOne, type AgentAccount } from './agent-identity.ts';
 import { agentProcess, eventsAbout, leaseRenewals, nodeConditions, podGet, waitPodsReady, type NodeCondition, type PodView } from './agent-on-cluster.ts';
 import type { SharedCluster } from './shared-cluster.ts';
 
-export const AGENT_SELECTOR = 'app.kubernetes.io/name=nodepulse,app.kubernetes.io/component=agent';
 const KUBELET_CONDITIONS = ['MemoryPressure', 'DiskPressure', 'PIDPressure', 'Ready'];
 
 export interface ExpectedProcess {
@@ -44,10 +43,15 @@ export async function readyConditions(cluster: SharedCluster): Promise<Map<strin
   return before;
 }
 
-/** Runs the header's checks as subtests of `t`, on an install whose DaemonSet `ds` was just applied. */
-export async function checkInstall(t: TestContext, cluster: SharedCluster, o: { account: AgentAccount; objects: readonly K8sObject[]; expect: ExpectedProcess; readyBefore: Map<string, NodeCondition | undefined> }): Promise<void> {
-  const ds = theOne(o.objects, 'DaemonSet') as unknown as { spec: { template: { spec: { containers: Array<Record<string, unknown>> } } } };
-  const pods: Map<string, PodView> = await waitPodsReady(cluster, o.account.namespace, AGENT_SELECTOR);
+/**
+ * Runs the header's checks as subtests of `t`, on an install whose DaemonSet (in `objects`) was
+ * just applied; its pods are found by the DaemonSet's own selector, so a renamed install
+ * (the chart's nameOverride) is checked the same way. Returns the Ready pods by node.
+ */
+export async function checkInstall(t: TestContext, cluster: SharedCluster, o: { account: AgentAccount; objects: readonly K8sObject[]; expect: ExpectedProcess; readyBefore: Map<string, NodeCondition | undefined> }): Promise<Map<string, PodView>> {
+  const ds = theOne(o.objects, 'DaemonSet') as unknown as { spec: { selector: { matchLabels: Record<string, string> }; template: { spec: { containers: Array<Record<string, unknown>> } } } };
+  const selector = Object.entries(ds.spec.selector.matchLabels).map(([k, v]) => `${k}=${v}`).join(',');
+  const pods: Map<string, PodView> = await waitPodsReady(cluster, o.account.namespace, selector);
 
   for (const node of cluster.state.nodes) {
     await t.test(`${node.name}: Ready under the shipped probes, running as the render says`, async () => {
@@ -104,6 +108,7 @@ export async function checkInstall(t: TestContext, cluster: SharedCluster, o: { 
       assert.equal(ready?.reason, 'KubeletReady');
     }
   });
+  return pods;
 }
 
 /** Where `actual` does not hold `expected`: every key of an object, every element of an array (same length). */
