@@ -108,6 +108,28 @@ export function leftovers(dir = clusterDir()): string[] {
   return found;
 }
 
+/**
+ * The control plane of a cluster that is running in the cluster's cgroup but is not the one
+ * `state` (this folder's, or none) records: another NODEPULSE_CLUSTER_DIR's, or an `up` that has
+ * not yet written its state. As `pid name` lines; empty when there is none. Such a cluster is
+ * alive and someone's: `down` from this folder must not be run over it.
+ */
+export function controlPlaneOfAnother(state: ClusterState | undefined): string[] {
+  const recorded = new Set((state?.daemons ?? []).filter(isRunning).map((d) => d.pid));
+  const found: string[] = [];
+  for (const pid of pidsUnder(CGROUP_ROOT)) {
+    if (recorded.has(pid)) continue;
+    let argv0 = '';
+    try {
+      argv0 = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '';
+    } catch {
+      continue; // gone meanwhile
+    }
+    if (['etcd', 'kube-apiserver'].includes(basename(argv0))) found.push(`${pid} ${basename(argv0)}`);
+  }
+  return found;
+}
+
 /** Brings the cluster up; returns its state. On failure, takes down what it started and rethrows. */
 export async function up(options: UpOptions): Promise<ClusterState> {
   const { clock, log } = options;
