@@ -4,7 +4,9 @@
 // agent running as uid 65532 holding group 64321.
 //
 // And the control: the same pod template without the group is refused by the socket (EACCES),
-// so it is the group, and nothing else, that lets the non-root agent in.
+// so it is the group, and nothing else, that lets the non-root agent in. That agent says it
+// cannot observe the runtime (CannotObserve, the cause named), and the real kubelet keeps its pod
+// out of Ready (/readyz fails), which is what stops a rollout of such an install.
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { test } from 'node:test';
@@ -47,7 +49,7 @@ test('the non-root mode: the agent runs as 65532 with the socket\'s group, and w
   await cluster.kubectl(['apply', '-k', OVERLAY]);
   await checkInstall(t, cluster, { account, objects, readyBefore, expect: { uid: NON_ROOT_UID, groups: [String(SOCKET_GID)] } });
 
-  await t.test('without the group in supplementalGroups, the socket refuses the agent (EACCES)', async () => {
+  await t.test('without the group in supplementalGroups, the socket refuses the agent (EACCES): it cannot observe, and is not Ready', async () => {
     // The DaemonSet's own pod template, as a bare Pod on the first node, minus the group; its labels
     // differ from the DaemonSet's selector, so the DaemonSet does not adopt it.
     const template = ds.spec.template;
@@ -57,22 +59,30 @@ test('the non-root mode: the agent runs as 65532 with the socket\'s group, and w
       body: { apiVersion: 'v1', kind: 'Pod', metadata: { name: controlName, namespace: account.namespace, labels: { 'app.kubernetes.io/name': 'nodepulse-control' } }, spec },
     });
     assert.equal(created.status, 201, created.body);
-    const control = (await waitPodsReadyOn(cluster, account.namespace, node.name, 'app.kubernetes.io/name=nodepulse-control'));
-    let fault = '';
-    await waitFor('the control agent reports its relist refused', async () => {
+    const control = await waitPodRunningOn(cluster, account.namespace, node.name, 'app.kubernetes.io/name=nodepulse-control');
+    let seen = '';
+    await waitFor('the control agent reports the socket refusing it', async () => {
       const s = (await podGet(cluster, control, 9356, '/status')).json as { runtime?: { state: string; lastFault: { code: string; message: string } | null } };
-      fault = `${s.runtime?.state} ${s.runtime?.lastFault?.code ?? ''}: ${s.runtime?.lastFault?.message ?? ''}`;
-      return /EACCES/.test(fault) ? true : fault;
+      seen = `${s.runtime?.state} ${s.runtime?.lastFault?.code ?? ''}: ${s.runtime?.lastFault?.message ?? ''}`;
+      return /EACCES/.test(seen) ? true : seen;
     }, { clock: new SystemClock(), timeoutMs: REFUSED_MS });
-    assert.match(fault, /^NotYetObserved unavailable: .*connect EACCES \/run\/containerd\/containerd\.sock/);
+    assert.match(seen, /^CannotObserve \S+: .*connect EACCES \/run\/containerd\/containerd\.sock/);
+    // The readiness probe (period 5 s) has run by now; give the kubelet two periods to write it.
+    let ready = '';
+    await waitFor('the kubelet keeps the control pod out of Ready', async () => {
+      const pod = (await cluster.request(`/api/v1/namespaces/${account.namespace}/pods/${controlName}`)).json as PodView;
+      ready = pod.status.conditions?.find((c) => c.type === 'ContainersReady')?.status ?? 'none';
+      const probed = (await cluster.request(`/api/v1/namespaces/${account.namespace}/events?fieldSelector=${encodeURIComponent(`involvedObject.name=${controlName},reason=Unhealthy`)}`)).body;
+      return ready === 'False' && probed.includes('Readiness probe failed') ? true : `ContainersReady=${ready}`;
+    }, { clock: new SystemClock(), timeoutMs: REFUSED_MS });
   });
 });
 
-async function waitPodsReadyOn(cluster: Parameters<typeof waitPodsReady>[0], namespace: string, nodeName: string, selector: string): Promise<PodView> {
+async function waitPodRunningOn(cluster: Parameters<typeof waitPodsReady>[0], namespace: string, nodeName: string, selector: string): Promise<PodView> {
   let found: PodView | undefined;
-  await waitFor(`a Ready pod of ${selector} on ${nodeName}`, async () => {
+  await waitFor(`a running pod of ${selector} on ${nodeName}`, async () => {
     const a = await cluster.request(`/api/v1/namespaces/${namespace}/pods?labelSelector=${encodeURIComponent(selector)}`);
-    found = (a.json as { items: PodView[] }).items.find((p) => p.spec.nodeName === nodeName && p.status.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
+    found = (a.json as { items: PodView[] }).items.find((p) => p.spec.nodeName === nodeName && p.status.containerStatuses?.[0]?.started === true);
     return found !== undefined ? true : `pods: ${a.body.slice(0, 300)}`;
   }, { clock: new SystemClock(), timeoutMs: 180_000 });
   return found as PodView;
