@@ -197,7 +197,12 @@ test('helm install (renamed) with the controller after the kustomize install is 
     assert.ok((await leaseNames(cluster)).length > cluster.state.nodes.length, 'precondition: the agents\' and the controller\'s Leases exist before the uninstall');
     // Helm runs the post-delete hook and waits for its Job; the hook waits for the agents to go.
     await helm(['uninstall', RELEASE, '--wait', '--timeout', '180s']);
-    assert.deepEqual(await listPods(cluster, NAMESPACE, `app.kubernetes.io/name=${NAME}`), [], 'no pod of ours (agents, controller, hook) is left');
+    // The hook returns once the agents and the controller are gone; the wait is bounded for the
+    // case where it did not run.
+    await waitFor('no pod of ours (agents, controller, hook) is left', async () => {
+      const left = await listPods(cluster, NAMESPACE, `app.kubernetes.io/name=${NAME}`);
+      return left.length === 0 ? true : `pods: ${left.map((p) => p.metadata.name).join(', ')}`;
+    }, { clock, timeoutMs: PODS_READY_MS });
     for (const node of cluster.state.nodes) {
       const view = (await cluster.request(`/api/v1/nodes/${node.name}`)).json as NodeView;
       assert.deepEqual(
