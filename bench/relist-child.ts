@@ -36,7 +36,7 @@ import { Relister } from '../src/relist/relister.ts';
 
 /** Each relist's deadline: far above any honest relist here, so only a broken run hits it. */
 const RELIST_DEADLINE_MS = 60_000;
-/** The agent's default relist threshold (unused by the measurement, required by the ledger). */
+/** A relist threshold for the ledger (unused by the measurement, which judges nothing). */
 const RELIST_THRESHOLD_MS = 180_000;
 const MIB = 1024 * 1024;
 

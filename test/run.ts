@@ -13,7 +13,11 @@
 //      interrupt. A cluster that is already up (`npm run cluster -- up` by hand) is used as it is,
 //      and left up, except under CI=true, where the run tests this checkout's cluster and so takes
 //      down any it finds first. What a dead cluster left (a killed run's state file, cgroups, its
-//      bridge) is always taken down first, since it holds the machine's one cluster slot.
+//      bridge) is always taken down first, since it holds the machine's one cluster slot. A
+//      control plane running in the cluster's cgroup that this checkout's folder does not record
+//      (another NODEPULSE_CLUSTER_DIR's, or an `up` still starting) is someone else's: it is
+//      never taken down from here, and the cluster files then skip (fail under CI=true), naming
+//      it.
 // The cluster's parts are checked first (test/cluster/requirements.ts): under CI=true a missing
 // one, or an `up` that fails, fails the run; outside CI the cluster files are still run, and skip
 // with the reason (NODEPULSE_CLUSTER_UNAVAILABLE).
@@ -23,12 +27,16 @@ import { spawn } from 'node:child_process';
 import { globSync } from 'node:fs';
 import { basename } from 'node:path';
 import { SystemClock } from '../src/clock/clock.ts';
-import { leftovers, readState } from './cluster/cluster.ts';
+import { controlPlaneOfAnother, leftovers, readState } from './cluster/cluster.ts';
 import { isRunning } from './cluster/daemon.ts';
+import { CGROUP_ROOT, clusterDir } from './cluster/layout.ts';
 import { missingForCluster } from './cluster/requirements.ts';
 
-/** The shared cluster of phase 3: what the cluster tests need, and no more. */
-const SHARED_CLUSTER_ARGS = ['--control-plane-only'];
+/**
+ * The shared cluster of phase 3: two nodes (so every test sees more than one), and containerd
+ * sockets root:64321 0660 (the non-root install's socket group; root still connects).
+ */
+const SHARED_CLUSTER_ARGS = ['--nodes', '2', '--socket-gid', '64321'];
 const CLUSTER_DIR = 'test/cluster/';
 
 const clock = new SystemClock();
@@ -104,9 +112,17 @@ if (phases.lifecycle.length + phases.shared.length > 0 && !interrupted) {
   }
   const env = { ...process.env, ...(unavailable === undefined ? {} : { NODEPULSE_CLUSTER_UNAVAILABLE: unavailable }) };
 
+  // Someone else's running control plane (see the header): never taken down from here.
   const found = readState();
-  const dead = found === undefined ? leftovers().length > 0 : !found.daemons.every(isRunning);
-  if (dead || (ci && found !== undefined)) {
+  const held = controlPlaneOfAnother(found);
+  if (held.length > 0 && unavailable === undefined) {
+    unavailable = `the machine's one test cluster slot is held by a running cluster that ${clusterDir()} does not record (${held.join(', ')} in cgroup ${CGROUP_ROOT}); it is left running`;
+    console.error(`test/run.ts: ${unavailable}`);
+    env['NODEPULSE_CLUSTER_UNAVAILABLE'] = unavailable;
+    if (ci) status = 1;
+  }
+  const dead = held.length > 0 ? false : found === undefined ? leftovers().length > 0 : !found.daemons.every(isRunning);
+  if (dead || (ci && found !== undefined && held.length === 0)) {
     const why = dead ? 'what a cluster no longer running left behind' : 'the test cluster already up (under CI=true this checkout brings up its own)';
     console.log(`test/run.ts: taking down ${why}`);
     const down = await phase('cluster down (before)', () => cluster(['down']));
@@ -117,7 +133,7 @@ if (phases.lifecycle.length + phases.shared.length > 0 && !interrupted) {
     status = Math.max(status, await phase('cluster lifecycle tests', () => nodeTest(phases.lifecycle, 1, env)));
   }
   if (phases.shared.length > 0 && !interrupted) {
-    const reuse = readState() !== undefined;
+    const reuse = readState() !== undefined && held.length === 0;
     let ours = false;
     if (reuse) {
       console.log('test/run.ts: a test cluster is already up; the cluster tests use it and leave it up');

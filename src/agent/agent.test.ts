@@ -12,7 +12,7 @@ import type { CallOptions, RuntimeStatus } from '../cri/types.ts';
 import { MemoryKube } from '../stand-ins/doubles/memory-kube.ts';
 import { createLogger, memorySink } from '../log/logger.ts';
 import { Agent } from './agent.ts';
-import { ResolvingRuntimeClient } from './resolving-runtime-client.ts';
+import { ResolvingRuntimeClient } from '../cri/resolving-runtime-client.ts';
 
 const NODE = 'node-a';
 const EACCES = 'RuntimeService/ListPodSandbox: rpc error: code = Unavailable desc = connect EACCES /run/containerd/containerd.sock';
@@ -33,7 +33,7 @@ class StatusRuntime extends ScriptedRuntimeClient {
 /** The agent on a manual clock; `wired.runtime` replaces the scripted runtime (then argv gives no endpoint). */
 async function startAgent(t: TestContext, extraArgs: string[] = [], wired: { runtime: ResolvingRuntimeClient; clock: ManualClock } | undefined = undefined) {
   const endpointArgs = wired === undefined ? ['--cri-endpoint', 'unix:///scripted.sock'] : [];
-  const loaded = await loadAgentConfig({
+  const loaded = loadAgentConfig({
     argv: ['--node-name', NODE, '--http-address', '127.0.0.1:0', ...endpointArgs, ...extraArgs],
     env: {},
     readFile: () => '',
@@ -88,7 +88,7 @@ test('no info line in 60 quiet ticks once the agent has settled', async (t) => {
 test('each change of state is logged once, and a run of relist failures is two lines', async (t) => {
   const a = await startAgent(t);
   for (let i = 0; i < 5; i++) await a.second();
-  for (let i = 0; i < 200; i++) await a.second('fail'); // past the 180 s threshold
+  for (let i = 0; i < 200; i++) await a.second('fail'); // past the default 1 m threshold
   for (let i = 0; i < 5; i++) await a.second();
   const judged = a.sink.lines.filter((l) => l['msg'] === 'Runtime judgement changed').map((l) => l['state']);
   assert.deepEqual(judged, ['NotYetObserved', 'Healthy', 'Unhealthy', 'Healthy']);
@@ -109,7 +109,7 @@ test('an agent that cannot observe (EACCES): /readyz 503 at once and /livez 200,
   assert.deepEqual([await a.metric('nodepulse_runtime_healthy'), await a.metric('nodepulse_runtime_observable')], [undefined, 0]);
   const status = a.agent.status();
   assert.deepEqual([status.runtime.state, status.runtime.why, status.runtime.lastFault?.cause], ['CannotObserve', 'permission-denied', 'permission-denied']);
-  for (let i = 0; i < 200; i++) await a.second('eacces'); // past the 180 s threshold since start
+  for (let i = 0; i < 200; i++) await a.second('eacces'); // past the default 1 m threshold since start
   assert.equal(a.agent.status().lease.renewing, false, 'the lease is withheld');
   assert.equal(a.kube.calls.filter((c) => c.method === 'patchLease' || c.method === 'createLease').length, 0, 'no lease was ever written');
   const written = a.kube.calls.filter((c) => c.method === 'patchNodeStatus').map((c) => (c.body as { status: { conditions: Array<{ status: string; reason: string }> } }).status.conditions[0]);

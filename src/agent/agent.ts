@@ -28,6 +28,7 @@ import { createHttpServer } from '../http/http-server.ts';
 import { healthzChecks, livezChecks, readyzChecks, type HealthCheck } from '../http/health-report.ts';
 import { runtimeStatusView, statusEvent, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
+import { leaseRenewing } from '../lease/lease-renewing.ts';
 import { NodeLease } from '../lease/node-lease.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { liveness, type Liveness, type LivenessWindows } from '../liveness/liveness.ts';
@@ -142,6 +143,7 @@ export class Agent {
           nodeName: config.nodeName,
           runtimeHealth: () => this.runtimeHealth(),
           thresholdMs: config.relistThresholdMs,
+          periodMs: config.relistPeriodMs,
           refreshMs: config.conditionRefreshMs,
           logger: logger.child({ loop: 'condition' }),
         })
@@ -185,7 +187,7 @@ export class Agent {
         runLoop((s) => condition.tick(s), {
           clock,
           heartbeat: this.#beats.condition,
-          periodMs: config.leaseRecheckMs,
+          periodMs: config.relistPeriodMs,
           signal,
           onError: onError('condition'),
         }),
@@ -282,20 +284,13 @@ export class Agent {
 
   #checks(): HealthCheck[] {
     const health = this.runtimeHealth();
-    const lease = this.lease.snapshot();
-    const gate = this.lease.gate();
-    const why = lease.lastError ?? (gate.action === 'withhold' ? `withheld: ${gate.message}` : 'not renewed yet');
     return healthzChecks({
       loops: this.loops(),
       withinStartupGrace: this.#withinStartupGrace(),
       runtime: { state: health.state, message: health.message },
-      lease: {
-        renewing: lease.renewing,
-        reason: lease.renewing ? `renewing ${lease.namespace}/${lease.name}` : why,
-      },
+      lease: leaseRenewing(this.lease.snapshot(), this.lease.gate()),
     });
   }
-
 
   #onRelist(outcome: RelistOutcome): void {
     recordRelistOutcome(this.metrics, this.#relistMetrics, outcome, this.relister);

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { casesOf, designTable } from '../../test/support/design-tables.ts';
 import type { Node, NodeCondition } from '../kube/kube-types.ts';
 import { CONDITION_DELETE_PATCH, describeLeftovers, hasLeftovers, nodeLeftovers, taintRemovalPatch, type JsonPatchOp } from './node-leftovers.ts';
 
@@ -44,4 +45,49 @@ describe('nodeLeftovers and its patches, as the table in the header', () => {
   it('the condition is deleted by its type with $patch: delete, and nothing else is in the patch', () => {
     assert.deepEqual(CONDITION_DELETE_PATCH, { status: { conditions: [{ type: 'RuntimeRelistUnhealthy', $patch: 'delete' }] } });
   });
+});
+
+// docs/design.md's table ("What an uninstall removes"), by the row's first cell: each row's Nodes,
+// and what cleanup must send for them, as the row says it.
+const TAINTED: ReadonlyArray<readonly [Node, readonly number[]]> = [
+  [node([READY], [CORDON, SILENT, UNREACHABLE]), [1]],
+  [node([READY], [{ ...SILENT, effect: 'NoExecute' }]), [0]],
+  [node([OURS], [SILENT, UNREACHABLE, { ...SILENT, effect: 'NoExecute' }]), [2, 0]],
+];
+const UNINSTALL: Readonly<Record<string, (cell: string) => void>> = {
+  'the condition RuntimeRelistUnhealthy, any status': (cell) => {
+    const json = /: (\{.*\})$/.exec(cell)?.[1];
+    assert.ok(json !== undefined && cell.startsWith('a strategic-merge PATCH of nodes/<node>/status'), `precondition: "${cell}" names the patch`);
+    assert.deepEqual(CONDITION_DELETE_PATCH, JSON.parse(json));
+    for (const status of ['True', 'False', 'Unknown'] as const) {
+      const l = nodeLeftovers(node([READY, { type: 'RuntimeRelistUnhealthy', status, reason: 'Any' }]));
+      assert.equal(hasLeftovers(l), true, status);
+      assert.deepEqual(taintRemovalPatch(l), [], `${status}: the condition alone sends no JSON patch`);
+    }
+  },
+  'the taint nodepulse.io/agent-silent at index i, any effect': (cell) => {
+    assert.ok(cell.startsWith('a JSON PATCH of nodes/<node>: for each such taint, from the last: test /spec/taints/i'), `precondition: "${cell}" names the patch`);
+    for (const [n, indexes] of TAINTED) {
+      const taints = (n as unknown as { spec: { taints: object[] } }).spec.taints;
+      const expected = indexes.flatMap((i): JsonPatchOp[] => [
+        { op: 'test', path: `/spec/taints/${i}`, value: taints[i] as never },
+        { op: 'remove', path: `/spec/taints/${i}` },
+      ]);
+      assert.deepEqual(taintRemovalPatch(nodeLeftovers(n)), expected);
+    }
+  },
+  neither: (cell) => {
+    assert.equal(cell, 'nothing');
+    for (const n of [node([READY]), node([READY], [CORDON, { key: 'nodepulse.io/agent-silent-x', effect: 'NoSchedule' }])]) {
+      const l = nodeLeftovers(n);
+      assert.equal(hasLeftovers(l), false);
+      assert.deepEqual(taintRemovalPatch(l), []);
+    }
+  },
+};
+
+describe("nodeLeftovers: docs/design.md's table", () => {
+  for (const { key, expected, case: check } of casesOf(designTable('What an uninstall removes'), 1, UNINSTALL)) {
+    it(`${key} → ${expected[0]}`, () => check(expected[0] ?? ''));
+  }
 });

@@ -1,6 +1,6 @@
 // What of nodepulse's a Node still carries once nodepulse is gone, and the patches that take it
 // away without touching anything else on the Node. Pure: a Node in, the leftovers and the
-// patches out; cleanup-command.ts sends them.
+// patches out; cli/cleanup-command.ts sends them.
 //
 // | the Node carries                                 | cleanup sends                                             |
 // |--------------------------------------------------|-----------------------------------------------------------|

@@ -8,7 +8,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { Registry } from '../metrics/prom-client.ts';
 import { Agent } from '../agent/agent.ts';
 import { DebugHookError, installDebugHooks } from '../agent/debug-hooks.ts';
-import { ResolvingRuntimeClient } from '../agent/resolving-runtime-client.ts';
+import { ResolvingRuntimeClient } from '../cri/resolving-runtime-client.ts';
 import { agentUsage } from '../config/agent-usage.ts';
 import { wantsHelp } from '../config/flag-grammar.ts';
 import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-config.ts';
@@ -25,7 +25,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     io.stdout.write(agentUsage());
     return 0;
   }
-  const loaded = await loadAgentConfig({ argv, env: io.env, readFile: readConfigFile });
+  const loaded = loadAgentConfig({ argv, env: io.env, readFile: readConfigFile });
   if (!loaded.ok) {
     for (const line of loaded.error.lines) io.stderr.write(`${line}\n`);
     return 2;

@@ -29,11 +29,11 @@ type Command = (argv: string[], io: CommandIo, signal: AbortSignal) => Promise<n
 const COMMANDS: Record<string, () => Promise<Command>> = {
   agent: async () => (await import('./agent-command.ts')).runAgentCommand,
   check: async () => (await import('./check-command.ts')).runCheck,
-  demo: async () => (await import('../demo/demo-command.ts')).runDemo,
-  fleet: async () => (await import('../fleet/fleet-command.ts')).runFleet,
-  controller: async () => (await import('../controller/controller-command.ts')).runController,
-  cleanup: async () => (await import('../cleanup/cleanup-command.ts')).runCleanup,
-  verify: async () => (await import('../fleet/verify-command.ts')).runVerify,
+  demo: async () => (await import('./demo-command.ts')).runDemo,
+  fleet: async () => (await import('./fleet-command.ts')).runFleet,
+  controller: async () => (await import('./controller-command.ts')).runController,
+  cleanup: async () => (await import('./cleanup-command.ts')).runCleanup,
+  verify: async () => (await import('./verify-command.ts')).runVerify,
   version: async () => async (_argv, io) => {
     io.stdout.write(`nodepulse ${(await import('../version.ts')).VERSION}\n`);
     return 0;

@@ -24,7 +24,7 @@
 //
 // The state of the condition is (status, reason). The message goes with a change of state and
 // is not a state of its own, so the Healthy message carries no age that would go stale.
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 
 /** Not NPD's ContainerRuntimeUnhealthy: NPD writes that type on many clusters. */
@@ -34,6 +34,12 @@ export type ConditionReason = 'RelistHealthy' | 'RelistStale' | 'RelistNeverSucc
 
 /** The reason of the agent's own Unknown: it cannot observe the runtime. */
 export const CANNOT_OBSERVE_REASON = 'AgentCannotObserve';
+
+/** A condition's state: its status and reason (its message goes with a change, and is no state). */
+export interface ConditionState {
+  readonly status: 'True' | 'False' | 'Unknown';
+  readonly reason: string | undefined;
+}
 
 export interface DesiredCondition {
   readonly status: 'True' | 'False' | 'Unknown';
@@ -63,6 +69,6 @@ export function desiredCondition(health: RuntimeHealth, sinceStartMs: number, th
 }
 
 /** Whether two conditions are in the same state: same status and reason. */
-export function sameState(a: { readonly status: string; readonly reason?: string | undefined }, b: { readonly status: string; readonly reason?: string | undefined }): boolean {
+export function sameState(a: ConditionState, b: ConditionState): boolean {
   return a.status === b.status && a.reason === b.reason;
 }

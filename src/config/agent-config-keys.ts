@@ -11,7 +11,7 @@
 // The flags follow the one grammar of every command (flag-grammar.ts); nodeCondition is the one
 // boolean. Two flags are the command's, not config keys: --config FILE and --print-config.
 //
-// Defaults are written as Go prints a duration ("40s", "3m0s"), and go through the same schema as
+// Defaults are written as Go prints a duration ("40s", "1m0s"), and go through the same schema as
 // any other value. Two defaults are derived from other keys and have no text here:
 // renewInterval (leaseDuration × 0.25, upstream) and stuckWindow (relistDeadline + 30 s).
 
@@ -76,8 +76,8 @@ const DEFAULTS: Record<AgentConfigKey, string | undefined> = {
   renewInterval: undefined,
   leaseRecheck: '1s',
   relistPeriod: '1s',
-  relistThreshold: '3m0s',
-  relistDeadline: '1m0s',
+  relistThreshold: '1m0s',
+  relistDeadline: '20s',
   idleWindow: '30s',
   stuckWindow: undefined,
   maxMessageSize: '16Mi',

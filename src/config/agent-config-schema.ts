@@ -1,76 +1,28 @@
 // THE schema of `nodepulse agent`'s config: one zod schema over every key of
 // agent-config-keys.ts, its cross-field rules, and the AgentConfig it yields.
 //
-// Input: one raw value per key, as the loader merged it from flags, env, file and defaults
-// (strings from flags and env; strings, numbers, booleans, null, lists or mappings from a file;
-// undefined when unset).
-// Output: AgentConfig, in which every duration is milliseconds under a name ending in `Ms`
-// (relistDeadline → relistDeadlineMs) and the message size is bytes (maxMessageSizeBytes).
+// Input: one raw value per key, as the loader merged it from flags, env, file and defaults.
+// Output: AgentConfig, every duration in milliseconds under a name ending in `Ms`, the message
+// size in bytes. The rules of a single key are the schemas of singleKeys (value-schemas.ts says
+// what each accepts); the rules that span keys are CROSS_FIELD_RULES, each with its reason beside
+// it. renewInterval and stuckWindow may be unset: they are then derived (resolve()) before the
+// cross-field rules run, and a broken rule's line shows how.
 //
-// Rules of a single key (value-schemas.ts; the loader shows the first one a key breaks):
+// What the cross-field rules keep together: the idle window above the longest wait any loop can
+// choose between two ticks, and the stuck window above the longest honest tick, so a loop that
+// waits or works as long as it chose never reads as Stalled (or /livez gets a healthy agent
+// restarted). statusDeadline is deliberately not bounded by statusPeriod: the poller's period is
+// sliding (it counts from the end of the previous poll), so polls never overlap.
 //
-// | key(s)                  | valid when                                                       |
-// |-------------------------|------------------------------------------------------------------|
-// | nodeName                | set, a string, a DNS subdomain                                   |
-// | leaseNamespace          | set, a string, a DNS label, not kube-node-lease                  |
-// | criEndpoint             | unset, or a string `unix:///…` whose path fits sun_path (107 B)  |
-// | kubeconfig              | unset, or a non-empty string                                     |
-// | httpAddress             | a string that is host:port (host-port.ts)                        |
-// | every duration          | a string (a bare number has no unit) in Go's syntax, a whole     |
-// |                         | number of ms, more than 0 (startupGrace may be 0), at most 24h   |
-// | leaseDuration           | also whole seconds                                               |
-// | maxMessageSize          | a byte size (byte-size.ts) from 1Ki to 2^31 - 1                  |
-// | nodeCondition           | a boolean, or a string Go's strconv.ParseBool reads              |
-// | logLevel                | one of LOG_LEVELS                                                |
-//
-// renewInterval and stuckWindow may be unset: they are then derived (leaseDuration × 0.25,
-// relistDeadline + 30s) before the cross-field rules run, and a message shows how.
-//
-// Rules that span keys (CROSS_FIELD_RULES), and why each holds (docs/design.md "Defaults"):
-//
-// | rule                                      | why                                                        |
-// |-------------------------------------------|------------------------------------------------------------|
-// | relistDeadline < relistThreshold          | a relist that hangs must end before the runtime ages out   |
-// | relistPeriod < relistThreshold            | otherwise every gap between relists reads as Unhealthy     |
-// | stuckWindow > relistDeadline              | the deadline ends every honest tick before it reads stuck  |
-// | idleWindow > relistPeriod                 | the relister idles one period between ticks                |
-// | renewInterval < leaseDuration             | a lease must be renewed before it expires                  |
-// | renewInterval × 1.04 < idleWindow         | the lease loop idles one jittered interval between renewals|
-// | leaseRecheck < idleWindow                 | a withheld lease loop idles one recheck between looks      |
-// | statusPeriod < idleWindow                 | the Status poller idles one period between polls           |
-// | statusDeadline < stuckWindow              | an honest Status poll ends before its loop reads stuck     |
-// | apiTimeout < stuckWindow                  | one API request ends before the lease loop reads stuck     |
-// | apiTimeout ≤ leaseDuration                | kubelet caps its heartbeat client's timeout at the lease   |
-// |                                           | duration: a renewal answered later is already worthless    |
-// | idleWindow > 7s, unless nodeCondition is  | the Node condition loop backs off up to 7 s after a failed |
-// | false                                     | write (conditionBackoffRule)                               |
-// | leaseDuration is whole seconds            | the Lease field is leaseDurationSeconds, an integer        |
-//
-// statusDeadline is deliberately NOT bounded by statusPeriod: the poller's period is sliding (it
-// counts from the end of the previous poll), so polls never overlap, and kubelet itself polls
-// Status every 5 s with a far longer request timeout. What a long Status deadline can break is
-// the poller's own liveness, hence statusDeadline < stuckWindow.
-//
-// Together these keep the idle window above the longest wait any loop can choose between two
-// ticks: the relister's period, the lease loop's jittered renew interval, its recheck and its
-// wait after a failure (cut to the renew interval, lease/backoff.ts), the Status poller's period,
-// and the condition loop's recheck and backoff. A loop that waits as long as it chose must never
-// read as Stalled, or /livez gets a healthy agent restarted.
-//
-// A new cross-field rule is one more entry of CROSS_FIELD_RULES (cross-field-rules.ts): the key
-// its line is about, when it holds, its rule text and the value its line shows.
-//
-// Failure modes: a bad value is a zod issue at the key's path whose message is the rule
-// ("shorter than relistThreshold (3m0s)"); parse-settings.ts renders it as
-// `key: value must be rule`. Issues come in key order (agent-config-keys.ts), then in the order of
-// CROSS_FIELD_RULES. The cross-field rules sit behind a zod pipe, so they run only once every
-// single key is valid: one typo yields one line, not a cascade. Every broken cross-field rule is
-// reported at once, each issue carrying the value its line shows (params.shown).
+// Failure modes: a bad value is a zod issue at its key, rendered `key: value must be rule`
+// (parse-settings.ts), in key order (agent-config-keys.ts), then in CROSS_FIELD_RULES' order. The
+// cross-field rules sit behind a zod pipe, so they run only once every key alone is valid: one
+// typo yields one line, not a cascade.
 import { z } from 'zod/v3';
 import { MAX_BACKOFF_MS } from '../lease/backoff.ts';
 import type { LogLevel } from '../log/logger.ts';
 import { checkCrossFieldRules, longer, shorter, type CrossFieldRule } from './cross-field-rules.ts';
-import { formatDuration } from './duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import type { AgentConfigKey } from './agent-config-keys.ts';
 import { address, byteSize, dnsLabel, dnsSubdomain, duration, filePath, goBool, logLevel, text, unixSocketUrl, type Timed } from './value-schemas.ts';
 
@@ -162,13 +114,19 @@ export type AgentCrossFieldRule = CrossFieldRule<ResolvedAgentConfig>;
 const shorterThan = shorter<ResolvedAgentConfig>;
 const longerThan = longer<ResolvedAgentConfig>;
 
-/** The table at the top, in its order. leaseDuration's whole seconds is its own single-key rule. */
+/** The rules between keys, each with why it holds. leaseDuration's whole seconds is its own key's rule. */
 export const CROSS_FIELD_RULES: readonly AgentCrossFieldRule[] = [
+  // A relist that hangs must end before the runtime ages out.
   shorterThan('relistDeadline', 'relistThreshold'),
+  // Otherwise every gap between relists reads as Unhealthy.
   shorterThan('relistPeriod', 'relistThreshold'),
+  // The deadline ends every honest relist before its tick reads as stuck.
   longerThan('stuckWindow', 'relistDeadline'),
+  // The relister idles one period between ticks.
   longerThan('idleWindow', 'relistPeriod'),
+  // A lease must be renewed before it expires.
   shorterThan('renewInterval', 'leaseDuration'),
+  // The lease loop idles one jittered interval between renewals.
   {
     key: 'renewInterval',
     holds: (c) => c.renewInterval.ms * (1 + RENEW_JITTER_FRACTION) < c.idleWindow.ms,
@@ -176,16 +134,23 @@ export const CROSS_FIELD_RULES: readonly AgentCrossFieldRule[] = [
       `shorter than idleWindow (${c.idleWindow.text}) with ${RENEW_JITTER_FRACTION * 100}% jitter added, or the lease loop reads as stalled between renewals`,
     shown: (c) => c.renewInterval.text,
   },
+  // A withheld lease loop idles one recheck between looks.
   shorterThan('leaseRecheck', 'idleWindow'),
+  // The Status poller idles one period between polls.
   shorterThan('statusPeriod', 'idleWindow'),
+  // An honest Status poll ends before its loop reads as stuck.
   shorterThan('statusDeadline', 'stuckWindow'),
+  // One API request ends before the lease loop reads as stuck.
   shorterThan('apiTimeout', 'stuckWindow'),
+  // The kubelet caps its heartbeat client's timeout at the lease duration: a renewal answered
+  // later is already worthless.
   {
     key: 'apiTimeout',
     holds: (c) => c.apiTimeout.ms <= c.leaseDuration.ms,
     rule: (c) => `no longer than leaseDuration (${c.leaseDuration.text})`,
     shown: (c) => c.apiTimeout.text,
   },
+  // The Node condition loop backs off up to 7 s after a failed write (conditionBackoffRule).
   {
     key: 'idleWindow',
     holds: (c) => conditionBackoffRule(c.idleWindow.ms, c.nodeCondition) === undefined,

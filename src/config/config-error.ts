@@ -5,7 +5,7 @@
 //   relistPeriod: fast must be a duration such as 500ms, 10s or 3m (from --relist-period)
 //   nodeName: "" must be set (--node-name or NODE_NAME)
 // A cross-field line shows the value its rule reads and names the other key instead:
-//   relistDeadline: 5m must be shorter than relistThreshold (3m0s)
+//   relistDeadline: 5m must be shorter than relistThreshold (1m0s)
 //
 // When zod found the problems, the ZodError is the cause, with every issue as zod reported it.
 // Of the issues at one key, the line shows the first (the value's own rules run in order: type,

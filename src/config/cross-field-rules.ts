@@ -32,7 +32,7 @@ export function checkCrossFieldRules<C>(rules: readonly CrossFieldRule<C>[]): (c
 
 type TimedKey<C> = { [K in keyof C]-?: C[K] extends Timed ? K : never }[keyof C] & string;
 
-/** `a` must be shorter than `b`: `relistDeadline: 5m must be shorter than relistThreshold (3m0s)`. */
+/** `a` must be shorter than `b`: `relistDeadline: 5m must be shorter than relistThreshold (1m0s)`. */
 export function shorter<C>(a: TimedKey<C>, b: TimedKey<C>): CrossFieldRule<C> {
   const ms = (c: C, k: TimedKey<C>): Timed => c[k] as Timed;
   return { key: a, holds: (c) => ms(c, a).ms < ms(c, b).ms, rule: (c) => `shorter than ${b} (${ms(c, b).text})`, shown: (c) => ms(c, a).text };

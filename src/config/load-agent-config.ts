@@ -1,5 +1,5 @@
 // Loads `nodepulse agent`'s config from its four sources, validates it once with the one schema
-// (agent-config-schema.ts), and resolves to either AgentConfig or a ConfigError with one line per
+// (agent-config-schema.ts), and returns either AgentConfig or a ConfigError with one line per
 // problem. It never throws and never exits: the CLI prints the lines to stderr and exits 2.
 //
 // Precedence, highest first (a key takes its value from the first source that sets it):
@@ -17,14 +17,13 @@
 //   4. defaults: agent-config-keys.ts.
 //
 // Error lines read `key: value must be rule` (config-error.ts), e.g.
-//   relistDeadline: 5m must be shorter than relistThreshold (3m0s)
+//   relistDeadline: 5m must be shorter than relistThreshold (1m0s)
 //   relistPeriod: fast must be a duration such as 500ms, 10s or 3m (from --relist-period)
 //   colour: blue must be a known key (in config file /etc/nodepulse/config.yaml)
 // Problems with argv stop the load before the file is read; a file that cannot be read, parsed
 // or shaped stops it before the values are judged. zod judges the file's shape and every value,
 // and its ZodError is the ConfigError's cause. --help is the CLI's to answer (wantsHelp).
-// The YAML parser is loaded only when a file is given (a dynamic import, which a bundler follows:
-// yaml-parser.ts), hence the promise.
+// The YAML parser is loaded only when a file is given (yaml-parser.ts).
 import { z } from 'zod/v3';
 import { agentConfigSchema, type AgentConfig } from './agent-config-schema.ts';
 import { AGENT_CONFIG_KEYS, AGENT_CONFIG_SPECS, CONFIG_FILE_SPEC, PRINT_CONFIG_SPEC, type AgentConfigKey } from './agent-config-keys.ts';
@@ -32,6 +31,7 @@ import { ConfigError } from './config-error.ts';
 import { parseFlags, suggest, type Sourced } from './flag-grammar.ts';
 import { mergeSources, parseSettings, type Env } from './parse-settings.ts';
 import { showValue } from './show-value.ts';
+import { parseYaml } from './yaml-parser.ts';
 import { filePath, goBool } from './value-schemas.ts';
 
 export interface LoadAgentConfigInput {
@@ -62,9 +62,9 @@ const commandSchema = z.object({ config: filePath.optional(), printConfig: goBoo
 /** The file's shape: a mapping whose keys are config keys; the values are the agent schema's. */
 const fileSchema = z.object(Object.fromEntries(AGENT_CONFIG_KEYS.map((key) => [key, z.unknown()]))).strict();
 
-export async function loadAgentConfig(input: LoadAgentConfigInput): Promise<LoadAgentConfigResult> {
+export function loadAgentConfig(input: LoadAgentConfigInput): LoadAgentConfigResult {
   try {
-    return await load(input);
+    return load(input);
   } catch (err) {
     // Only a bug here can reach this; the promise "never throws" holds even then.
     const line = `config: internal error while loading (${err instanceof Error ? err.message : String(err)})`;
@@ -72,7 +72,7 @@ export async function loadAgentConfig(input: LoadAgentConfigInput): Promise<Load
   }
 }
 
-async function load(input: LoadAgentConfigInput): Promise<LoadAgentConfigResult> {
+function load(input: LoadAgentConfigInput): LoadAgentConfigResult {
   const flags = parseFlags(input.argv, [...AGENT_CONFIG_SPECS, ...COMMAND_SPECS], COMMAND);
   if (flags.errors.length > 0) return { ok: false, error: new ConfigError(flags.errors) };
   const command = parseSettings(commandSchema, COMMAND_SPECS, mergeSources(COMMAND_SPECS, flags.values, input.env));
@@ -80,7 +80,7 @@ async function load(input: LoadAgentConfigInput): Promise<LoadAgentConfigResult>
 
   let file: ReadonlyMap<string, Sourced> = new Map();
   if (command.value.config !== undefined) {
-    const read = await readConfigFile(command.value.config, input.readFile);
+    const read = readConfigFile(command.value.config, input.readFile);
     if (!read.ok) return read;
     file = read.value;
   }
@@ -94,7 +94,7 @@ async function load(input: LoadAgentConfigInput): Promise<LoadAgentConfigResult>
 
 type FileRead = { readonly ok: true; readonly value: ReadonlyMap<string, Sourced> } | { readonly ok: false; readonly error: ConfigError };
 
-async function readConfigFile(path: string, readFile: (path: string) => string): Promise<FileRead> {
+function readConfigFile(path: string, readFile: (path: string) => string): FileRead {
   const source = `config file ${path}`;
   const failed = (must: string, cause?: unknown): FileRead => ({ ok: false, error: new ConfigError([`config: ${showValue(path)} must ${must}`], { cause }) });
   let text: string;
@@ -104,8 +104,6 @@ async function readConfigFile(path: string, readFile: (path: string) => string):
     return failed(`be a readable file (${err instanceof Error ? err.message : String(err)})`, err);
   }
   if (text.length > MAX_CONFIG_FILE_BYTES) return failed(`be at most ${MAX_CONFIG_FILE_BYTES} bytes`);
-  // The parser is loaded when a config file is first read (yaml-parser.ts says why).
-  const { parseYaml } = await import('./yaml-parser.ts');
   let doc: unknown;
   try {
     doc = parseYaml(text, { maxAliasCount: 100 });

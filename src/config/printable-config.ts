@@ -4,7 +4,7 @@
 // print a running agent's config, edit it, and start from it.
 import type { AgentConfig } from './agent-config-schema.ts';
 import { formatByteSize } from './byte-size.ts';
-import { formatDuration } from './duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 
 export type PrintableConfig = Readonly<Record<string, string | boolean>>;
 

@@ -13,7 +13,7 @@
 import { z } from 'zod/v3';
 import { LOG_LEVELS } from '../log/logger.ts';
 import { parseByteSize, formatByteSize } from './byte-size.ts';
-import { formatDuration, parseDuration } from './duration.ts';
+import { formatDuration, parseDuration } from '../clock/duration.ts';
 import { parseHostPort, type HostPort } from './host-port.ts';
 
 /** A duration as parsed: milliseconds, and the text as written, for messages that name it. */

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { casesOf, designTable } from '../../test/support/design-tables.ts';
 import type { NodeReadiness, Verdict } from '../fleet/readiness.ts';
 import { CANNOT_OBSERVE_REASON } from '../condition/desired-condition.ts';
 import { AGENT_CANNOT_OBSERVE_REASON, conditionChangedByOther, decideMark, shouldPause, type MarkAction } from './mark-decision.ts';
@@ -27,30 +28,52 @@ const agentTrue = { status: 'True', reason: 'RelistStale', message: '', lastTran
 const healthy = { status: 'False', reason: 'RelistHealthy', message: '', lastTransitionTime: undefined };
 const blind = { status: 'Unknown', reason: 'AgentCannotObserve', message: 'the agent cannot observe the runtime (permission-denied): …', lastTransitionTime: undefined };
 
-const ROWS: ReadonlyArray<{ name: string; r: NodeReadiness; paused?: boolean; otherWrote?: boolean; action: MarkAction }> = [
-  { name: 'a stale node with a healthy condition is marked', r: reading('Stale', { condition: healthy }), action: 'mark-stale' },
-  { name: 'a missing lease with no condition is marked', r: reading('Missing'), action: 'mark-stale' },
-  { name: "a stale node whose agent says True keeps the agent's word", r: reading('Stale', { condition: agentTrue }), action: 'none' },
-  { name: "a stale node whose agent says it cannot observe keeps the agent's word", r: reading('Stale', { condition: blind }), action: 'none' },
-  { name: "a missing lease whose agent says it cannot observe keeps the agent's word", r: reading('Missing', { condition: blind }), action: 'none' },
-  { name: "a fresh node whose agent said it cannot observe is left to the agent", r: reading('Fresh', { condition: blind }), action: 'none' },
-  { name: 'a stale node already marked is not marked again', r: reading('Stale', { condition: ours }), action: 'none' },
-  { name: 'a stale node whose agent just wrote its condition is not marked yet', r: reading('Stale', { condition: healthy }), otherWrote: true, action: 'none' },
-  { name: 'a missing lease whose agent just wrote its condition is not marked yet', r: reading('Missing', { condition: healthy }), otherWrote: true, action: 'none' },
-  { name: 'a marked node whose lease moves again is cleared, whoever wrote last', r: reading('Fresh', { condition: ours }), otherWrote: true, action: 'mark-healthy' },
-  { name: 'a stale node is not marked while marking is paused', r: reading('Stale', { condition: healthy }), paused: true, action: 'none' },
-  { name: 'a cordoned stale node is never marked', r: reading('Stale', { cordoned: true, markable: false }), action: 'none' },
-  { name: 'a stale node not judged is never marked', r: reading('Stale', { judged: false, notJudged: 'selector', markable: false }), action: 'none' },
-  { name: 'a marked node whose lease moves again is cleared', r: reading('Fresh', { condition: ours }), action: 'mark-healthy' },
-  { name: 'a marked node is cleared even while paused', r: reading('Fresh', { condition: ours }), paused: true, action: 'mark-healthy' },
-  { name: 'a marked node seen only once (no advance) is not cleared', r: reading('Fresh', { condition: ours, seenMoving: false }), action: 'none' },
-  { name: "a fresh node with the agent's True is left alone", r: reading('Fresh', { condition: agentTrue }), action: 'none' },
-  { name: 'a fresh healthy node is left alone', r: reading('Fresh', { condition: healthy }), action: 'none' },
-];
+interface Mark {
+  readonly r: NodeReadiness;
+  readonly paused?: boolean;
+  readonly otherWrote?: boolean;
+}
 
-for (const row of ROWS) {
-  test(`mark decision: ${row.name}`, () => {
-    assert.equal(decideMark(row.r, row.paused ?? false, row.otherWrote ?? false).action, row.action);
+// The readings of each row of docs/design.md's table ("What the controller does about a node"),
+// by the row's first two cells; each must get the row's action (its first word).
+const CASES: Readonly<Record<string, readonly Mark[]>> = {
+  'not markable (not judged, or cordoned) | any': [
+    { r: reading('Stale', { cordoned: true, markable: false }) },
+    { r: reading('Missing', { cordoned: true, markable: false, condition: healthy }) },
+    { r: reading('Stale', { judged: false, notJudged: 'selector', markable: false }) },
+    { r: reading('Fresh', { judged: false, notJudged: 'too-young', markable: false, condition: ours }) },
+  ],
+  "Stale or Missing | True (the agent's own word)": [{ r: reading('Stale', { condition: agentTrue }) }, { r: reading('Missing', { condition: agentTrue }) }],
+  "Stale or Missing | Unknown/AgentCannotObserve (the agent's own, more specific word)": [
+    { r: reading('Stale', { condition: blind }) },
+    { r: reading('Missing', { condition: blind }) },
+  ],
+  'Stale or Missing | Unknown/AgentLeaseStale (already ours)': [{ r: reading('Stale', { condition: ours }) }, { r: reading('Missing', { condition: ours }) }],
+  'Stale or Missing | changed by another writer ≤ grace ago': [
+    { r: reading('Stale', { condition: healthy }), otherWrote: true },
+    { r: reading('Missing', { condition: healthy }), otherWrote: true },
+  ],
+  'Stale or Missing | anything else, marking not paused': [{ r: reading('Stale', { condition: healthy }) }, { r: reading('Missing') }],
+  'Stale or Missing | anything else, marking paused': [{ r: reading('Stale', { condition: healthy }), paused: true }, { r: reading('Missing'), paused: true }],
+  'Fresh, seen to move | Unknown/AgentLeaseStale': [
+    { r: reading('Fresh', { condition: ours }) },
+    // Whoever wrote last, and even while marking is paused: clearing never waits.
+    { r: reading('Fresh', { condition: ours }), otherWrote: true },
+    { r: reading('Fresh', { condition: ours }), paused: true },
+  ],
+  'Fresh, only first sighting | Unknown/AgentLeaseStale': [{ r: reading('Fresh', { condition: ours, seenMoving: false }) }],
+  'Fresh | anything else': [
+    { r: reading('Fresh', { condition: blind }) },
+    { r: reading('Fresh', { condition: agentTrue }) },
+    { r: reading('Fresh', { condition: healthy }) },
+    { r: reading('Fresh') },
+  ],
+};
+
+for (const { key, expected, case: marks } of casesOf(designTable('What the controller does about a node'), 2, CASES)) {
+  const action = (expected[0] ?? '').split(' ')[0] as MarkAction;
+  test(`mark decision, docs/design.md's table: ${key} → ${expected[0]}`, () => {
+    for (const m of marks) assert.equal(decideMark(m.r, m.paused ?? false, m.otherWrote ?? false).action, action, JSON.stringify(m));
   });
 }
 

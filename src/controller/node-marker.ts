@@ -15,7 +15,7 @@
 //   conflict or a not-found (the watch brings the newer Node, judged again) and a write refused
 //   or cancelled because the term ended.
 import type { Clock } from '../clock/clock.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { FencedError, type Term } from '../election/term.ts';
 import { CONDITION_TYPE, nodeRecord, type NodeRecord, type Taint } from '../fleet/fleet-view.ts';
 import type { NodeReadiness } from '../fleet/readiness.ts';

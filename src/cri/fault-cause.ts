@@ -28,7 +28,7 @@
 // The causes known where they arose: `undecodable` (runtime-client.ts: the lean decoder refused
 // the answer); `no-socket`, `permission-denied`, `unimplemented`, `undecodable` and `vanished`
 // when no socket could be chosen (endpoint-probe.ts, noChoiceCause); `no-socket` for a given
-// endpoint whose socket file was never seen (agent/resolving-runtime-client.ts).
+// endpoint whose socket file was never seen (resolving-runtime-client.ts).
 //
 // Why each agent-caused row is the agent's:
 //   - permission-denied: the socket is there and the runtime behind it may be fine; the agent's

@@ -6,7 +6,6 @@ import type { Agent } from '../agent/agent.ts';
 import type { ApiServerHandle } from '../stand-ins/api-server/api-server.ts';
 import { findResource } from '../stand-ins/api-server/resources.ts';
 import type { Clock } from '../clock/clock.ts';
-import type { Writable } from '../cli/command-io.ts';
 
 const SAMPLE_MS = 250;
 
@@ -24,7 +23,7 @@ export const DEMO_STEPS = [
 ] as const;
 
 export class DemoTimeline {
-  readonly #out: Writable;
+  readonly #out: { write(chunk: string): unknown };
   readonly #clock: Clock;
   readonly #startMs: number;
   readonly #seen = new Set<string>();
@@ -33,7 +32,7 @@ export class DemoTimeline {
   #lastCondition: string | undefined;
   #renewals = 0;
 
-  constructor(out: Writable, clock: Clock) {
+  constructor(out: { write(chunk: string): unknown }, clock: Clock) {
     this.#out = out;
     this.#clock = clock;
     this.#startMs = clock.monotonicMs();

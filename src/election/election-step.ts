@@ -42,6 +42,7 @@
 // Assumptions: the clocks run at about the same rate (their offsets do not matter);
 // renewDeadline < leaseDuration (validated where the timings are configured). The wall clock is
 // read only as the MicroTime `stamp` written into renewTime and acquireTime; no rule reads it.
+import { isAlreadyExists, isConflict, isNotFound } from '../kube/kube-api-error.ts';
 import type { LeaseSpec } from '../kube/kube-types.ts';
 
 /** The two windows the rules time; retryPeriod and its jitter are the elector's scheduling. */
@@ -147,6 +148,19 @@ export function decideElectionStep(seen: Seen, now: Readings, self: Candidate): 
 
 /** The outcome of a create or update, as the elector classifies the API's answer. */
 export type WriteOutcome = 'ok' | 'conflict' | 'failed';
+
+/** The write a step sends: a POST for a create, a PUT with the resourceVersion read for the others. */
+export type ElectionWrite = 'create' | 'renew' | 'take-over';
+
+/**
+ * Whether a write that failed lost the race (`conflict`: someone wrote, created or deleted the
+ * lease since it was read) or only failed (`failed`: it may or may not have landed). The table
+ * is docs/design.md's "Whether a failed write lost the race", under "Leader election".
+ */
+export function failedWrite(write: ElectionWrite, err: unknown): Exclude<WriteOutcome, 'ok'> {
+  const lost = write === 'create' ? isAlreadyExists(err) || isConflict(err) : isConflict(err) || isNotFound(err);
+  return lost ? 'conflict' : 'failed';
+}
 
 export interface AfterWrite {
   /** The belief from now on: sentAtMs on success, none on a conflict, unchanged on a failure. */

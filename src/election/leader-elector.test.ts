@@ -80,3 +80,22 @@ test('elector: a leader starved past its renew deadline ends its term on its nex
   assert.equal(delay, 2_000, 'it waits a retryPeriod for the lease b holds');
   assert.equal(api.left(), 0, 'it read the lease, and wrote nothing');
 });
+
+test('elector: refuses timings that break the rules the controller checks, with the same lines', () => {
+  const clock = new ManualClock();
+  const build = (leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): string => {
+    try {
+      new LeaderElector({ api: scriptedApi(clock, []), clock, identity: 'a', namespace: 'ns', leaseDurationMs, renewDeadlineMs, retryPeriodMs });
+      return 'built';
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+  assert.equal(build(15_000, 10_000, 2_000), 'built', 'precondition: the default timings hold');
+  assert.equal(build(15_000, 10_000, 8_334), 'leaderElectRetryPeriod: 8.334s must be shorter than leaderElectRenewDeadline (10s) with 20% jitter added');
+  assert.equal(build(15_000, 15_000, 0), [
+    'leaderElectRenewDeadline: 15s must be shorter than leaderElectLeaseDuration (15s)',
+    'leaderElectRetryPeriod: 0s must be more than 0',
+  ].join('\n'));
+  assert.equal(build(15_500, 10_000, 2_000), 'leaderElectLeaseDuration: 15.5s must be a positive whole number of seconds (leaseDurationSeconds is an integer)');
+});

@@ -23,16 +23,20 @@
 // - The elector itself never writes anything but its Lease. Leader tasks get a Term (term.ts)
 //   whose fence refuses their writes once belief has ended.
 import type { Clock, Timer } from '../clock/clock.ts';
+import { formatDuration } from '../clock/duration.ts';
+import { shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
+import type { Timed } from '../config/value-schemas.ts';
 import { formatMicroTime } from '../kube/meta-time.ts';
 import { Heartbeat } from '../liveness/heartbeat.ts';
 import { runLoop } from '../loop/run-loop.ts';
 import type { Logger } from '../log/logger.ts';
-import { isAlreadyExists, isConflict, isNotFound } from '../kube/kube-api-error.ts';
+import { isNotFound } from '../kube/kube-api-error.ts';
 import type { Lease } from '../kube/kube-types.ts';
 import {
   afterWrite,
   beliefEndsAtMs,
   decideElectionStep,
+  failedWrite,
   leadsAt,
   observeRecord,
   releasedSpec,
@@ -87,18 +91,45 @@ export class ElectionConfigError extends Error {
   readonly code = 'invalid_election_config';
 }
 
-/** Checks the cross-field rules; returns one `key: value must be rule` line per problem. */
+/** The election's timings, as the controller's flags name them. */
+export interface ElectionTimingFields {
+  readonly leaderElectLeaseDuration: Timed;
+  readonly leaderElectRenewDeadline: Timed;
+  readonly leaderElectRetryPeriod: Timed;
+}
+
+/**
+ * The rules between the election's timings, in one place: the controller's flags check them
+ * (with its other cross-field rules), and the elector checks the same list on construction.
+ */
+export const ELECTION_TIMING_RULES: readonly CrossFieldRule<ElectionTimingFields>[] = [
+  shorter('leaderElectRenewDeadline', 'leaderElectLeaseDuration'),
+  { key: 'leaderElectRetryPeriod', holds: (f) => f.leaderElectRetryPeriod.ms > 0, rule: () => 'more than 0', shown: (f) => f.leaderElectRetryPeriod.text },
+  {
+    key: 'leaderElectRetryPeriod',
+    holds: (f) => f.leaderElectRetryPeriod.ms * (1 + RETRY_JITTER) < f.leaderElectRenewDeadline.ms,
+    rule: (f) => `shorter than leaderElectRenewDeadline (${f.leaderElectRenewDeadline.text}) with ${RETRY_JITTER * 100}% jitter added`,
+    shown: (f) => f.leaderElectRetryPeriod.text,
+  },
+];
+
+/**
+ * The elector's own check of its timings: a lease duration of whole seconds (the flag's value
+ * schema checks it for the controller), then ELECTION_TIMING_RULES; one `key: value must be rule`
+ * line per problem.
+ */
 export function validateElectionTimings(leaseDurationMs: number, renewDeadlineMs: number, retryPeriodMs: number): string[] {
+  const timed = (ms: number): Timed => ({ ms, text: formatDuration(ms) });
+  const fields: ElectionTimingFields = {
+    leaderElectLeaseDuration: timed(leaseDurationMs),
+    leaderElectRenewDeadline: timed(renewDeadlineMs),
+    leaderElectRetryPeriod: timed(retryPeriodMs),
+  };
   const problems: string[] = [];
   if (!(leaseDurationMs > 0) || leaseDurationMs % 1000 !== 0) {
-    problems.push(`leaderElectLeaseDuration: ${leaseDurationMs}ms must be a positive whole number of seconds (leaseDurationSeconds is an integer)`);
+    problems.push(`leaderElectLeaseDuration: ${fields.leaderElectLeaseDuration.text} must be a positive whole number of seconds (leaseDurationSeconds is an integer)`);
   }
-  if (!(renewDeadlineMs < leaseDurationMs)) {
-    problems.push(`leaderElectRenewDeadline: ${renewDeadlineMs}ms must be shorter than leaderElectLeaseDuration (${leaseDurationMs}ms)`);
-  }
-  if (!(retryPeriodMs > 0) || !(retryPeriodMs * (1 + RETRY_JITTER) < renewDeadlineMs)) {
-    problems.push(`leaderElectRetryPeriod: ${retryPeriodMs}ms must be more than 0 and, with ${RETRY_JITTER * 100}% jitter, shorter than leaderElectRenewDeadline (${renewDeadlineMs}ms)`);
-  }
+  for (const rule of ELECTION_TIMING_RULES) if (!rule.holds(fields)) problems.push(`${rule.key}: ${rule.shown(fields)} must be ${rule.rule(fields)}`);
   return problems;
 }
 
@@ -255,13 +286,12 @@ export class LeaderElector implements TermOwner {
         written = await this.#api.replaceLease(this.namespace, this.name, { ...current, metadata, spec: step.spec }, { signal });
       }
     } catch (err) {
-      // Lost the race: someone wrote between our read and our write (or created it first).
-      const lostRace = step.action === 'create' ? isAlreadyExists(err) || isConflict(err) : isConflict(err) || isNotFound(err);
-      const after = afterWrite(lostRace ? 'conflict' : 'failed', sentAtMs, this.#lastWriteOkMs);
+      const outcome = failedWrite(step.action, err);
+      const after = afterWrite(outcome, sentAtMs, this.#lastWriteOkMs);
       if (after.endsBelief !== undefined) this.#endBelief(after.endsBelief);
       if (after.reread) this.#observed = undefined;
       this.#lastWriteOkMs = after.lastWriteOkMs;
-      if (!lostRace) throw err; // the loop logs it and retries after its jittered period
+      if (outcome === 'failed') throw err; // the loop logs it and retries after its jittered period
       return this.#nextDelay(after);
     }
     const after = afterWrite('ok', sentAtMs, this.#lastWriteOkMs);

@@ -1,7 +1,7 @@
 // What `nodepulse fleet` prints: a table for people, or one JSON document for scripts. Both say
 // which rule judged the verdicts: the reader's clock (observed advances) or, for a single
 // listing, the wall-clock age of renewTime, which a skewed clock can fool.
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { formatMicroTime } from '../kube/meta-time.ts';
 import { summarizeFleet, type NodeReadiness } from './readiness.ts';
 

@@ -9,7 +9,7 @@
 //   renewTime really moved, so a watch restart never freshens a silent lease.
 // - Only the projections are kept (a renewTime, a node's labels, cordon, taints and our
 //   condition), so memory grows with the number of nodes, not with the size of their objects
-//   (docs/bench.md, "The controller's memory at 5,000 Nodes").
+//   (docs/bench.md, "The controller and `fleet` at 5,000 Nodes").
 import type { Clock } from '../clock/clock.ts';
 import type { InformerEvent } from '../kube/list-watch.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';

@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { casesOf, designTable } from '../../test/support/design-tables.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { parseLabelSelector } from './label-selector.ts';
 import {
@@ -217,3 +218,41 @@ test('readiness: the summary counts judged nodes only and is allFresh only when 
   readings.push(judgeNode(node({ name: 'b' }), undefined, 0, NOW_WALL, OBSERVED));
   assert.deepEqual(summarizeFleet(readings), { judged: 2, fresh: 1, stale: 0, missing: 1, notJudged: 1, allFresh: false });
 });
+
+// judgeNode's verdicts, read from docs/design.md ("A reader's view of a lease"): each row's
+// readings, at both sides of the grace where it has one, must give the row's verdict. A reading:
+// what the reader saw of the lease (a sighting, or none), its own clocks now, and how it judges.
+interface Reading {
+  readonly sighting: LeaseSighting | undefined;
+  readonly nowMs: number;
+  readonly options: ReadinessOptions;
+}
+const seen = (movedMs: number, renewWallAgeMs: number | undefined): LeaseSighting =>
+  observeLease(undefined, renewWallAgeMs === undefined ? undefined : NOW_WALL - renewWallAgeMs * 1000, movedMs);
+const advanced = (firstMs: number, movedMs: number): LeaseSighting => observeLease(seen(firstMs, 30_000), NOW_WALL, movedMs);
+const listing = (wallAgeMs: number | undefined): Reading => ({ sighting: seen(5, wallAgeMs), nowMs: 5, options: LISTING });
+const VERDICT_CASES: Readonly<Record<string, readonly Reading[]>> = {
+  'none exists': [
+    { sighting: undefined, nowMs: 0, options: OBSERVED },
+    { sighting: undefined, nowMs: 0, options: LISTING },
+  ],
+  "renewTime advanced (or first seen) ≤ grace ago, reader's clock": [
+    { sighting: seen(1_000, 3_600_000), nowMs: 1_000, options: OBSERVED },
+    { sighting: seen(1_000, 3_600_000), nowMs: 1_000 + GRACE, options: OBSERVED },
+    { sighting: advanced(1_000, 40_000), nowMs: 40_000 + GRACE, options: OBSERVED },
+  ],
+  'renewTime advanced (or first seen) > grace ago (strict >)': [
+    { sighting: seen(1_000, 0), nowMs: 1_000 + GRACE + 1, options: OBSERVED },
+    { sighting: advanced(1_000, 40_000), nowMs: 40_000 + GRACE + 1, options: OBSERVED },
+  ],
+  'single listing only: wall age now − renewTime ≤ grace': [listing(0), listing(10_000), listing(GRACE)],
+  'single listing only: wall age > grace, or no renewTime': [listing(GRACE + 1), listing(undefined)],
+};
+
+for (const { key, expected, case: readings } of casesOf(designTable("A reader's view of a lease"), 1, VERDICT_CASES)) {
+  test(`readiness, docs/design.md's table: ${key} → ${expected[0]}`, () => {
+    for (const r of readings) {
+      assert.equal(judgeNode(node(), r.sighting, r.nowMs, NOW_WALL, r.options).verdict, expected[0], JSON.stringify(r));
+    }
+  });
+}

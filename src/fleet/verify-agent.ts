@@ -20,7 +20,7 @@
 //   withholds its Lease: this check says the install works end to end on that node.
 // - Never throws for a failed step. An aborted signal rejects (the command was interrupted).
 import type { Clock } from '../clock/clock.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { isAborted, isNotFound } from '../kube/kube-api-error.ts';
 import type { CallOptions } from '../kube/kube-client.ts';
 import type { Lease } from '../kube/kube-types.ts';

@@ -1,29 +1,26 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { designTable } from '../../test/support/design-tables.ts';
 import type { Liveness, LivenessState } from '../liveness/liveness.ts';
 import type { RuntimeHealthState } from '../relist/relist-ledger.ts';
 import { healthzChecks, livezChecks, readyzChecks, renderHealth } from './health-report.ts';
 
 const row = (name: string, state: LivenessState, reason = 'why'): Liveness => ({ name, state, reason });
 
-describe('livezChecks mirrors the table in its module header', () => {
-  const table: ReadonlyArray<[LivenessState, boolean, boolean]> = [
-    // state, within grace, ok
-    ['Alive', true, true],
-    ['Alive', false, true],
-    ['Unknown', true, true],
-    ['Unknown', false, false],
-    ['Stalled', true, false],
-    ['Stalled', false, false],
-    ['Dead', true, false],
-    ['Dead', false, false],
-  ];
-  for (const [state, grace, ok] of table) {
-    it(`a ${state} loop ${grace ? 'within' : 'after'} the start-up grace is ${ok ? 'ok' : 'failed'}`, () => {
-      const [check] = livezChecks([row('relister', state)], grace);
-      assert.equal(check?.ok, ok);
-      assert.equal(check?.name, 'relister');
-    });
+describe("livezChecks: docs/design.md's /livez table", () => {
+  // Each row: a loop's state (the row's first cell; "Unknown (never ticked)" is Unknown), then
+  // ok or failed within the start-up grace and after it.
+  for (const [cell = '', within = '', after = ''] of designTable('The probes', "a loop's row").rows) {
+    const state = cell.split(' ')[0] as LivenessState;
+    for (const [grace, expected] of [[true, within], [false, after]] as const) {
+      it(`a ${state} loop ${grace ? 'within' : 'after'} the start-up grace is ${expected}`, () => {
+        assert.ok(['Alive', 'Unknown', 'Stalled', 'Dead'].includes(state), `precondition: "${cell}" names a Liveness state`);
+        assert.ok(expected === 'ok' || expected === 'failed', `precondition: "${expected}" is ok or failed`);
+        const [check] = livezChecks([row('relister', state)], grace);
+        assert.equal(check?.ok, expected === 'ok');
+        assert.equal(check?.name, 'relister');
+      });
+    }
   }
 
   it('a failed loop says its state and reason', () => {
@@ -90,22 +87,30 @@ describe('healthzChecks', () => {
   });
 });
 
-describe('readyzChecks mirrors the /readyz table in its module header', () => {
+describe("readyzChecks: docs/design.md's /readyz table", () => {
   const started = { ready: true, reason: 'config loaded, loops started, HTTP serving' };
   const notStarted = { ready: false, reason: 'loops not started' };
-  // the agent started?, the ledger's state, /readyz status
-  const table: ReadonlyArray<[boolean, RuntimeHealthState, 200 | 503]> = [
-    [false, 'Healthy', 503],
-    [false, 'CannotObserve', 503],
-    [true, 'Healthy', 200],
-    [true, 'Unhealthy', 200],
-    [true, 'NotYetObserved', 200],
-    [true, 'CannotObserve', 503],
-  ];
-  for (const [isStarted, state, status] of table) {
-    it(`an agent ${isStarted ? 'started and serving' : 'not started'} with a runtime ${state}: ${status}`, () => {
-      const checks = readyzChecks(isStarted ? started : notStarted, { state, message: 'the ledger\'s words' });
-      assert.equal(renderHealth('readyz', checks, false).status, status);
+  const AGENTS: Readonly<Record<string, ReadonlyArray<{ ready: boolean; reason: string }>>> = {
+    'loops not started, or HTTP not up': [notStarted, { ready: false, reason: 'HTTP not listening yet' }],
+    'started and serving': [started],
+  };
+  const STATES: readonly RuntimeHealthState[] = ['Healthy', 'Unhealthy', 'NotYetObserved', 'CannotObserve'];
+  for (const [agent = '', judgement = '', answer = ''] of designTable('The probes', 'the agent').rows) {
+    const states = judgement === 'any' ? STATES : (judgement.split(', ') as RuntimeHealthState[]);
+    const status = Number(answer.slice(0, 3));
+    const failed = /^503: (\S+) failed/.exec(answer)?.[1];
+    it(`an agent ${agent} with a runtime ${judgement}: ${answer}`, () => {
+      assert.ok(agent in AGENTS, `precondition: the row's agent "${agent}" has a case`);
+      for (const state of states) assert.ok(STATES.includes(state), `precondition: "${state}" is a runtime state`);
+      for (const a of AGENTS[agent] ?? []) {
+        for (const state of states) {
+          const checks = readyzChecks(a, { state, message: "the ledger's words" });
+          assert.equal(renderHealth('readyz', checks, false).status, status, `${a.reason}, ${state}`);
+          const failing = checks.filter((c) => !c.ok).map((c) => c.name);
+          if (failed === undefined) assert.deepEqual(failing, [], `${a.reason}, ${state}: no check failed`);
+          else assert.ok(failing.includes(failed), `${a.reason}, ${state}: ${failed} failed (${failing.join(', ')})`);
+        }
+      }
     });
   }
 

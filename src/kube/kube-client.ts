@@ -10,8 +10,8 @@
 //   watch may last minutes, but a watch that sends nothing for its idle window is dead
 //   (a half-open connection);
 // - one method per call the agent makes. No generated API classes: the lease and condition
-//   writers need six calls, and loading the typed client costs most of the agent's RSS budget
-//   (docs/bench.md).
+//   writers need six calls, and the agent must not load client-node's generated API
+//   (kube-config.ts says why).
 //
 // A 401 tells the credentials before the error reaches the caller, so the caller's retry
 // carries fresh ones (a rotated token file re-read, an exec plugin run again). There are no

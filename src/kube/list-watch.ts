@@ -3,19 +3,39 @@
 //
 // | what happens                                    | the informer                                   |
 // |-------------------------------------------------|------------------------------------------------|
-// | start                                           | LISTs in pages of 500, replaces its store,     |
-// |                                                 | then WATCHes from the list's resourceVersion   |
+// | start                                           | a streaming list: one WATCH with               |
+// |                                                 | sendInitialEvents=true, every object as an     |
+// |                                                 | ADDED event, then a BOOKMARK annotated         |
+// |                                                 | k8s.io/initial-events-end (the store is        |
+// |                                                 | complete: objects not sent are removed), then  |
+// |                                                 | the same stream's changes                      |
+// | the server refuses the streaming list (400, 403,| LISTs in pages of 500 instead, for the rest of |
+// | or 422: WatchList off, before 1.32's default)   | its life, then WATCHes from the list's         |
+// |                                                 | resourceVersion                                |
+// | the streaming list fails before its initial     | LISTs in pages of 500 at once, this time only  |
+// | events end (an error answer or ERROR event: a   | (the listing is complete: what it lacks is     |
+// | watch cache more than 3 s behind etcd answers   | removed), as client-go's reflector falls back  |
+// | 504 "Too large resource version"; a stream the  | to a LIST ("making progress is better than     |
+// | server closes before the bookmark; 429, 5xx)    | deadlocking")                                  |
 // | ADDED / MODIFIED / DELETED                      | updates the store, calls onEvent               |
 // | BOOKMARK                                        | remembers the resourceVersion only             |
 // | the watch ends cleanly (server timeoutSeconds)  | watches again from the last resourceVersion    |
-// | ERROR event or HTTP 410 (Expired / Gone)        | relists (the resourceVersion is too old)       |
-// | any other failure (refused, 5xx, idle, bad line)| waits (WATCH_RETRY: 200 ms doubling to 30 s,   |
-// |                                                 | plus up to half again), then relists           |
+// | ERROR event or HTTP 410 (Expired / Gone)        | lists again (the resourceVersion is too old)   |
+// | any other failure (refused, 5xx, idle, bad line,| waits (WATCH_RETRY: 200 ms doubling to 30 s,   |
+// | a stream that ends before its initial events)   | plus up to half again), then lists again       |
 // | its signal aborts                               | ends, closing the stream                       |
 //
 // The store holds a PROJECTION of each object, chosen by the caller, never the object itself: a
-// realistic Node is several KiB (images, addresses, capacity), and the controller needs a few
-// fields of it. So memory is bounded by the projection, not by what the server sends.
+// realistic Node is about 12 KiB of JSON (images, addresses, capacity, managedFields), and the
+// controller needs a few fields of it. So memory is bounded by the projection, not by what the
+// server sends. The streaming list is why the informer starts with it, as client-go's reflector
+// does with WatchListClient: objects arrive one watch line at a time, and each is projected and
+// dropped, where a page of 500 realistic Nodes is a 6 MB string and its parse held at once; and
+// the API server serves it from its watch cache, one event at a time, instead of encoding pages.
+// Its semantics are a consistent list's (resourceVersionMatch=NotOlderThan with no
+// resourceVersion: at least as new as etcd when asked). An API server older than 1.27 ignores
+// the parameter and would never end the initial events; the project supports 1.29 and newer,
+// which refuse it (422) when WatchList is off.
 //
 // Bounded: every list page has the client's timeout and a body cap; a watch line is capped
 // (kube-client.ts MAX_WATCH_LINE_BYTES); a watch with no bytes for its timeoutSeconds +
@@ -69,11 +89,38 @@ export interface ListWatchSource<T extends KubeObject> {
   list(options: { signal: AbortSignal; limit: number; continueToken?: string | undefined }): Promise<ListPage<T>>;
   /** Streams events until the server ends the watch (resolves) or it fails (rejects). */
   watch(resourceVersion: string, signal: AbortSignal, onEvent: (event: WatchEvent<T>) => void): Promise<void>;
+  /**
+   * A streaming list (see the header): every object as an ADDED event, then a BOOKMARK annotated
+   * INITIAL_EVENTS_END, then changes, until the server ends the watch or it fails. Rejects with
+   * StreamingListRefusedError when the server refuses it. Absent: the source lists in pages only.
+   */
+  watchList?(signal: AbortSignal, onEvent: (event: WatchEvent<T>) => void): Promise<void>;
 }
+
+/** The annotation of the BOOKMARK that ends a streaming list's initial events. */
+export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
+
+/** HTTP statuses with which an API server refuses a streaming list: list in pages instead. */
+const STREAMING_REFUSED = new Set([400, 403, 422]);
 
 /** Thrown out of a watch when its resourceVersion is too old (410 or an ERROR event): relist. */
 export class WatchExpiredError extends Error {
   readonly code = 'watch_expired';
+}
+
+/** The server refused a streaming list (WatchList off, or RBAC allows list but not watch). */
+export class StreamingListRefusedError extends Error {
+  readonly code = 'streaming_list_refused';
+}
+
+/** A streaming list failed before its initial events ended (see the header): list in pages this time. */
+class StreamIncompleteError extends Error {
+  readonly code = 'streaming_list_incomplete';
+}
+
+/** Whether a BOOKMARK ends a streaming list's initial events. */
+function endsInitialEvents(event: WatchEvent<KubeObject>): boolean {
+  return event.type === 'BOOKMARK' && event.object.metadata.annotations?.[INITIAL_EVENTS_END] === 'true';
 }
 
 /** A source over the project's client: lists and watches through its one request core. */
@@ -84,6 +131,8 @@ export function kubeListWatch<T extends KubeObject>(options: {
   readonly labelSelector?: string | undefined;
   /** e.g. `metadata.name=nodepulse`: one object by name, which RBAC resourceNames can allow. */
   readonly fieldSelector?: string | undefined;
+  /** Whether to offer the streaming list (default true); false lists in pages only. */
+  readonly streamingList?: boolean;
   readonly random?: () => number;
 }): ListWatchSource<T> {
   const { client, path } = options;
@@ -102,22 +151,32 @@ export function kubeListWatch<T extends KubeObject>(options: {
         signal,
         what: `LIST ${path}`,
       }),
-    watch: async (resourceVersion, signal, onEvent) => {
-      const timeoutSeconds = Math.floor(WATCH_TIMEOUT_MIN_S * (1 + random()));
-      const what = `WATCH ${path}`;
-      const query = { ...selector, resourceVersion, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) };
-      try {
-        await client.watch({ path, query, signal, idleMs: timeoutSeconds * 1000 + IDLE_SLACK_MS, what }, (value) => {
-          const event = value as WatchEvent<T>;
-          if (event.type === 'ERROR') throw watchError(what, event.object as WatchErrorStatus);
-          onEvent(event);
-        });
-      } catch (err) {
-        if (err instanceof KubeApiError && err.status === 410) throw new WatchExpiredError(`${what}: ${err.message}`, { cause: err });
-        throw err;
-      }
-    },
+    watch: (resourceVersion, signal, onEvent) => streamWatch({ resourceVersion }, signal, onEvent, `WATCH ${path}`),
+    ...(options.streamingList === false
+      ? {}
+      : {
+          watchList: (signal: AbortSignal, onEvent: (event: WatchEvent<T>) => void) =>
+            streamWatch({ sendInitialEvents: 'true', resourceVersionMatch: 'NotOlderThan' }, signal, onEvent, `WATCH ${path} (streaming list)`),
+        }),
   };
+
+  async function streamWatch(extra: Record<string, string>, signal: AbortSignal, onEvent: (event: WatchEvent<T>) => void, what: string): Promise<void> {
+    const timeoutSeconds = Math.floor(WATCH_TIMEOUT_MIN_S * (1 + random()));
+    const query = { ...selector, ...extra, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) };
+    try {
+      await client.watch({ path, query, signal, idleMs: timeoutSeconds * 1000 + IDLE_SLACK_MS, what }, (value) => {
+        const event = value as WatchEvent<T>;
+        if (event.type === 'ERROR') throw watchError(what, event.object as WatchErrorStatus);
+        onEvent(event);
+      });
+    } catch (err) {
+      if (err instanceof KubeApiError && err.status === 410) throw new WatchExpiredError(`${what}: ${err.message}`, { cause: err });
+      if ('sendInitialEvents' in extra && err instanceof KubeApiError && STREAMING_REFUSED.has(err.status)) {
+        throw new StreamingListRefusedError(`${what}: ${err.message}`, { cause: err });
+      }
+      throw err;
+    }
+  }
 }
 
 interface WatchErrorStatus {
@@ -185,11 +244,33 @@ export class Informer<T extends KubeObject, S> {
     const random = this.#o.random ?? Math.random;
     const retry = this.#o.retry ?? WATCH_RETRY;
     let failures = 0;
+    let streaming = this.#o.source.watchList !== undefined;
+    const listed = (): void => {
+      this.#failures?.succeeded();
+      failures = 0;
+    };
     while (!signal.aborted) {
       try {
-        let rv = await this.#relist(signal);
-        this.#failures?.succeeded();
-        failures = 0;
+        let rv: string;
+        if (streaming) {
+          try {
+            rv = await this.#streamingList(signal, listed);
+          } catch (err) {
+            if (signal.aborted) throw err;
+            if (err instanceof StreamingListRefusedError) {
+              streaming = false;
+              this.#o.logger?.info({ source: this.#o.source.what, err }, 'Streaming list refused: listing in pages');
+              continue;
+            }
+            if (!(err instanceof StreamIncompleteError)) throw err;
+            this.#o.logger?.info({ source: this.#o.source.what, err: err.cause }, 'Streaming list failed before its initial events ended: listing in pages');
+            rv = await this.#relist(signal);
+            listed();
+          }
+        } else {
+          rv = await this.#relist(signal);
+          listed();
+        }
         for (;;) {
           this.#watches++;
           await this.#o.source.watch(rv, signal, (event) => {
@@ -213,6 +294,57 @@ export class Informer<T extends KubeObject, S> {
     }
   }
 
+  /**
+   * One streaming list (see the header), applied as a relist is: every object sent before the
+   * initial-events-end bookmark is upserted, and at the bookmark the objects not sent are removed
+   * and the store is synced; later events are applied as a watch's. Resolves with the last
+   * resourceVersion when the server ends the stream, to watch on from; a stream that ends before
+   * its initial events did is a failure.
+   */
+  async #streamingList(signal: AbortSignal, listed: () => void): Promise<string> {
+    const watchList = this.#o.source.watchList;
+    if (watchList === undefined) throw new StreamingListRefusedError(`${this.#o.source.what}: no streaming list`);
+    this.#lists++;
+    this.#watches++;
+    const seen = new Set<string>();
+    let initial = true;
+    let rv = '';
+    try {
+      await watchList(signal, (event) => {
+        const next = event.object.metadata.resourceVersion;
+        if (initial) {
+          if (endsInitialEvents(event)) {
+            initial = false;
+            this.#listed(seen);
+            listed();
+          } else if (event.type !== 'BOOKMARK') {
+            seen.add(this.#key(event.object));
+            this.#apply(event);
+          }
+        } else if (event.type !== 'BOOKMARK') {
+          this.#apply(event);
+        }
+        if (next !== undefined && next !== '') rv = next;
+      });
+      if (initial) throw new Error(`${this.#o.source.what}: the streaming list ended before its initial events did`);
+    } catch (err) {
+      if (!initial || signal.aborted || err instanceof StreamingListRefusedError || err instanceof WatchExpiredError) throw err;
+      throw new StreamIncompleteError(`${this.#o.source.what}: the streaming list failed before its initial events ended`, { cause: err });
+    }
+    return rv;
+  }
+
+  /** A complete list is in: what it did not hold is gone; the store is synced. */
+  #listed(seen: ReadonlySet<string>): void {
+    for (const [key, previous] of [...this.store]) {
+      if (seen.has(key)) continue;
+      this.store.delete(key);
+      this.#o.onEvent?.({ type: 'delete', key, previous });
+    }
+    this.#synced = true;
+    this.#o.onSynced?.();
+  }
+
   async #relist(signal: AbortSignal): Promise<string> {
     this.#lists++;
     const seen = new Set<string>();
@@ -230,13 +362,7 @@ export class Informer<T extends KubeObject, S> {
       const next = page.metadata.continue;
       continueToken = next === undefined || next === '' ? undefined : next;
     } while (continueToken !== undefined);
-    for (const [key, previous] of [...this.store]) {
-      if (seen.has(key)) continue;
-      this.store.delete(key);
-      this.#o.onEvent?.({ type: 'delete', key, previous });
-    }
-    this.#synced = true;
-    this.#o.onSynced?.();
+    this.#listed(seen);
     return rv;
   }
 
@@ -255,15 +381,66 @@ export class Informer<T extends KubeObject, S> {
   }
 }
 
-/** One complete, paginated listing (for a reader that judges a single listing). */
+/** One complete, paginated listing (for a reader that needs every object at once). */
 export async function listAll<T extends KubeObject>(source: ListWatchSource<T>, signal: AbortSignal): Promise<T[]> {
   const items: T[] = [];
+  await listPages(source, signal, (item) => items.push(item));
+  return items;
+}
+
+async function listPages<T extends KubeObject>(source: ListWatchSource<T>, signal: AbortSignal, onItem: (item: T) => void): Promise<void> {
   let continueToken: string | undefined;
   do {
     const page = await source.list({ signal, limit: LIST_PAGE_SIZE, continueToken });
-    items.push(...page.items);
+    for (const item of page.items) onItem(item);
     const next = page.metadata.continue;
     continueToken = next === undefined || next === '' ? undefined : next;
   } while (continueToken !== undefined);
-  return items;
+}
+
+/**
+ * Every object of the collection as it is now, handed to `onItem` one at a time so the caller
+ * keeps only what it needs (for a reader that judges a single listing): the streaming list, cut
+ * at its initial-events-end bookmark, where the server serves it; pages where it refuses it, or
+ * where it fails before its initial events end. In that last case the objects already handed
+ * over are handed again from the pages, and `onGone` is told the name of each one the pages no
+ * longer hold (deleted in between), so the caller ends with exactly the pages' listing.
+ */
+export async function readAll<T extends KubeObject>(
+  source: ListWatchSource<T>, signal: AbortSignal, onItem: (item: T) => void, onGone: (name: string) => void = () => {},
+): Promise<void> {
+  const watchList = source.watchList;
+  const streamed = new Set<string>();
+  if (watchList !== undefined) {
+    const done = new AbortController();
+    const stop = (): void => done.abort(signal.reason);
+    signal.addEventListener('abort', stop, { once: true });
+    let complete = false;
+    try {
+      await watchList(done.signal, (event) => {
+        if (complete) return;
+        if (endsInitialEvents(event)) {
+          complete = true;
+          done.abort(new Error('initial events complete'));
+        } else if (event.type === 'ADDED' || event.type === 'MODIFIED') {
+          streamed.add(event.object.metadata.name ?? '');
+          onItem(event.object);
+        }
+      });
+      if (!complete) throw new Error(`${source.what}: the streaming list ended before its initial events did`);
+      return;
+    } catch (err) {
+      if (complete) return;
+      if (signal.aborted) throw err;
+      // Refused, or failed before its initial events ended (see the header): pages, as the informer does.
+    } finally {
+      signal.removeEventListener('abort', stop);
+    }
+  }
+  const paged = new Set<string>();
+  await listPages(source, signal, (item) => {
+    paged.add(item.metadata.name ?? '');
+    onItem(item);
+  });
+  for (const name of streamed) if (!paged.has(name)) onGone(name);
 }

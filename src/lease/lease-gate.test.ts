@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { designTable } from '../../test/support/design-tables.ts';
 import type { Liveness, LivenessState } from '../liveness/liveness.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { leaseGate, type WithholdReason } from './lease-gate.ts';
@@ -28,27 +29,27 @@ function row(state: LivenessState): Liveness {
   return { name: 'relister', state, reason: `reason for ${state}` };
 }
 
-// docs/design.md's table of the lease gate, every combination.
-const TABLE: ReadonlyArray<[LivenessState, RuntimeHealth['state'], 'renew' | WithholdReason]> = [
-  ['Alive', 'Healthy', 'renew'],
-  ['Alive', 'NotYetObserved', 'runtime-not-yet-observed'],
-  ['Alive', 'Unhealthy', 'runtime-unhealthy'],
-  ['Alive', 'CannotObserve', 'runtime-cannot-observe'],
-  ['Unknown', 'Healthy', 'relister-unknown'],
-  ['Unknown', 'NotYetObserved', 'relister-unknown'],
-  ['Unknown', 'Unhealthy', 'relister-unknown'],
-  ['Unknown', 'CannotObserve', 'relister-unknown'],
-  ['Stalled', 'Healthy', 'relister-stalled'],
-  ['Stalled', 'NotYetObserved', 'relister-stalled'],
-  ['Stalled', 'Unhealthy', 'relister-stalled'],
-  ['Stalled', 'CannotObserve', 'relister-stalled'],
-  ['Dead', 'Healthy', 'relister-dead'],
-  ['Dead', 'NotYetObserved', 'relister-dead'],
-  ['Dead', 'Unhealthy', 'relister-dead'],
-  ['Dead', 'CannotObserve', 'relister-dead'],
-];
+const LIVENESS_STATES: readonly LivenessState[] = ['Alive', 'Unknown', 'Stalled', 'Dead'];
+const RUNTIME_STATES = Object.keys(RUNTIME) as Array<RuntimeHealth['state']>;
 
-for (const [loop, runtime, expected] of TABLE) {
+/** docs/design.md's table of the lease gate, each row expanded ("any": every runtime state). */
+function documented(): Array<[LivenessState, RuntimeHealth['state'], 'renew' | WithholdReason]> {
+  return designTable('The lease gate', "relister's Liveness").rows.flatMap(([loop = '', runtime = '', lease = '']) => {
+    assert.ok((LIVENESS_STATES as readonly string[]).includes(loop), `precondition: "${loop}" is a Liveness state`);
+    const runtimes = runtime === 'any' ? RUNTIME_STATES : [runtime as RuntimeHealth['state']];
+    for (const r of runtimes) assert.ok(r in RUNTIME, `precondition: "${r}" is a runtime state`);
+    const outcome = lease === 'renew' ? 'renew' : (lease.replace(/^withhold: /, '') as WithholdReason);
+    return runtimes.map((r) => [loop as LivenessState, r, outcome] as [LivenessState, RuntimeHealth['state'], 'renew' | WithholdReason]);
+  });
+}
+
+test("the document's table gives every combination of the relister's Liveness and the runtime, once", () => {
+  const combos = documented().map(([loop, runtime]) => `${loop}/${runtime}`);
+  assert.equal(new Set(combos).size, combos.length, `a combination twice: ${combos.join(', ')}`);
+  assert.equal(combos.length, LIVENESS_STATES.length * RUNTIME_STATES.length);
+});
+
+for (const [loop, runtime, expected] of documented()) {
   test(`a relister ${loop} with a runtime ${runtime}: ${expected === 'renew' ? 'the lease is renewed' : `the lease is withheld (${expected})`}`, () => {
     const verdict = leaseGate(row(loop), RUNTIME[runtime]);
     if (expected === 'renew') assert.deepEqual(verdict, { action: 'renew' });

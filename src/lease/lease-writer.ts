@@ -70,8 +70,6 @@ export type WriteOutcome =
       readonly created: boolean;
       /** Whether this write set the owner reference (on a create or a patch). */
       readonly ownerReferenceWritten: boolean;
-      /** Whether the Lease now carries the owner reference, as far as the writer knows. */
-      readonly ownerReferenceSet: boolean;
       /** A 409 AlreadyExists was met on the way (a create race). */
       readonly alreadyExists: boolean;
     }
@@ -86,11 +84,6 @@ export class LeaseWriter {
 
   constructor(options: LeaseWriterOptions) {
     this.#options = options;
-  }
-
-  /** The last renewTime stamped on a request, in wall µs. */
-  get lastStampedMicros(): number | undefined {
-    return this.#lastStampedMicros;
   }
 
   /**
@@ -150,7 +143,6 @@ export class LeaseWriter {
       renewMicros: micros,
       created: true,
       ownerReferenceWritten: ref !== undefined,
-      ownerReferenceSet: ref !== undefined,
       alreadyExists: false,
     };
   }
@@ -171,7 +163,6 @@ export class LeaseWriter {
       renewMicros: micros,
       created,
       ownerReferenceWritten: ref !== undefined,
-      ownerReferenceSet: this.#owner === 'set',
       alreadyExists,
     };
   }

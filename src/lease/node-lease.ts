@@ -128,7 +128,6 @@ export class NodeLease {
   #withheldLogged: WithholdReason | undefined;
   /** "Lease renewing" has been logged since start or since the last withhold. */
   #renewingLogged = false;
-  #failuresInRow = 0;
   #forbiddenLoggedInRun = false;
 
   constructor(options: NodeLeaseOptions) {
@@ -219,7 +218,6 @@ export class NodeLease {
     const base = { namespace: this.namespace, name: this.name };
     if (outcome.alreadyExists) hooks?.conflict?.();
     this.#failures.succeeded(base);
-    this.#failuresInRow = 0;
     this.#forbiddenLoggedInRun = false;
     if (outcome.created) logger.info({ ...base, ownerReference: outcome.ownerReferenceWritten }, 'Lease created');
     else if (outcome.ownerReferenceWritten) logger.info(base, 'Lease owner reference set');
@@ -237,7 +235,6 @@ export class NodeLease {
 
   #failed(err: unknown): number {
     const { logger, hooks } = this.#options;
-    this.#failuresInRow++;
     this.#lastError = err instanceof Error ? err.message : String(err);
     if (isConflict(err)) hooks?.conflict?.();
     const details: Record<string, unknown> = { namespace: this.namespace, name: this.name };
@@ -257,7 +254,7 @@ export class NodeLease {
     this.#setRenewing(false);
     hooks?.renewal?.('error');
     const retryAfter = err instanceof KubeApiError ? err.retryAfterMs : undefined;
-    return retryDelayMs(this.#failuresInRow, retryAfter, this.renewIntervalMs);
+    return retryDelayMs(this.#failures.count, retryAfter, this.renewIntervalMs);
   }
 
   #setRenewing(renewing: boolean): void {

@@ -45,7 +45,7 @@ const TIMINGS: readonly Timings[] = [
 ];
 
 async function storm(t: TestContext, timings: Timings) {
-  const config = await loadAgentConfig({ argv: ['--node-name', 'node-1', ...timings.flags], env: {}, readFile: () => '' });
+  const config = loadAgentConfig({ argv: ['--node-name', 'node-1', ...timings.flags], env: {}, readFile: () => '' });
   assert.ok(config.ok, `precondition: the ${timings.name} are a valid agent config`);
   assert.equal(config.config.idleWindowMs, timings.idleWindowMs, 'precondition: the idle window is the config\'s');
   assert.equal(config.config.renewIntervalMs, timings.renewIntervalMs, 'precondition: the renew interval is the config\'s');

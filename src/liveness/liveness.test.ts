@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { describe, test } from 'node:test';
+import { casesOf, designTable } from '../../test/support/design-tables.ts';
 import { Heartbeat, type HeartbeatSnapshot } from './heartbeat.ts';
 import { liveness, type LivenessState } from './liveness.ts';
 
@@ -9,24 +10,34 @@ function beat(partial: Partial<HeartbeatSnapshot>): HeartbeatSnapshot {
   return { name: 'relister', inFlightSinceMs: undefined, lastEndedMs: undefined, begun: false, ended: undefined, ...partial };
 }
 
-// The table in liveness.ts, row by row, with its boundaries.
-const TABLE: ReadonlyArray<[string, HeartbeatSnapshot, number, LivenessState]> = [
-  ['never begun a tick', beat({}), 1_000_000, 'Unknown'],
-  ['in its first tick', beat({ begun: true, inFlightSinceMs: 0 }), 0, 'Alive'],
-  ['a tick in flight for exactly the stuck window', beat({ begun: true, inFlightSinceMs: 0 }), 90_000, 'Alive'],
-  ['a tick in flight 1 ms past the stuck window', beat({ begun: true, inFlightSinceMs: 0 }), 90_001, 'Stalled'],
-  ['idle for exactly the idle window', beat({ begun: true, lastEndedMs: 0 }), 30_000, 'Alive'],
-  ['idle 1 ms past the idle window', beat({ begun: true, lastEndedMs: 0 }), 30_001, 'Stalled'],
-  ['ended with a fresh beat', beat({ begun: true, lastEndedMs: 0, ended: 'stopped' }), 0, 'Dead'],
-  ['ended before it ever ticked', beat({ ended: 'task rejected' }), 0, 'Dead'],
-  ['ended mid-tick', beat({ begun: true, inFlightSinceMs: 0, ended: 'stopped' }), 1, 'Dead'],
-];
+// The heartbeats of each row of docs/design.md's table ("Every loop's own liveness"), by the
+// row's first cell, with the boundaries of each window: each must be judged as the row says.
+const CASES: Readonly<Record<string, ReadonlyArray<readonly [HeartbeatSnapshot, number]>>> = {
+  'the loop has ended (stopped, or its task rejected)': [
+    [beat({ begun: true, lastEndedMs: 0, ended: 'stopped' }), 0],
+    [beat({ ended: 'task rejected' }), 0],
+    [beat({ begun: true, inFlightSinceMs: 0, ended: 'stopped' }), 1],
+  ],
+  'never begun a tick (booting)': [[beat({}), 1_000_000]],
+  'a tick in flight for ≤ the stuck window': [
+    [beat({ begun: true, inFlightSinceMs: 0 }), 0],
+    [beat({ begun: true, inFlightSinceMs: 0 }), 90_000],
+  ],
+  'a tick in flight for > the stuck window': [[beat({ begun: true, inFlightSinceMs: 0 }), 90_001]],
+  'idle, last tick ended ≤ the idle window ago': [
+    [beat({ begun: true, lastEndedMs: 0 }), 0],
+    [beat({ begun: true, lastEndedMs: 0 }), 30_000],
+  ],
+  'idle, last tick ended > the idle window ago': [[beat({ begun: true, lastEndedMs: 0 }), 30_001]],
+};
 
-for (const [name, snapshot, now, expected] of TABLE) {
-  test(`a loop ${name} is ${expected}`, () => {
-    assert.equal(liveness(snapshot, now, WINDOWS).state, expected);
-  });
-}
+describe("liveness: docs/design.md's table", () => {
+  for (const { key, expected, case: beats } of casesOf(designTable("Every loop's own liveness"), 1, CASES)) {
+    test(`${key} → ${expected[0]}`, () => {
+      for (const [snapshot, now] of beats) assert.equal(liveness(snapshot, now, WINDOWS).state, expected[0] as LivenessState, `${JSON.stringify(snapshot)} at ${now}`);
+    });
+  }
+});
 
 test('the reason names the window that was exceeded', () => {
   const l = liveness(beat({ begun: true, inFlightSinceMs: 0 }), 95_000, WINDOWS);

@@ -11,7 +11,7 @@
 //
 // Dead wins over everything: a loop that has ended is not vouched for by a fresh last beat.
 // Both windows compare with `≤` for Alive, so a loop exactly at its window is still alive.
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import type { HeartbeatSnapshot } from './heartbeat.ts';
 
 export type LivenessState = 'Unknown' | 'Alive' | 'Stalled' | 'Dead';

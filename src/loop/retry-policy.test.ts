@@ -1,29 +1,37 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { casesOf, designTable } from '../../test/support/design-tables.ts';
 import { exponentialBackoff, type BackoffSchedule } from './retry-policy.ts';
 
 const SCHEDULE: BackoffSchedule = { initialMs: 100, maxMs: 1_000, jitter: 0.5 };
 
-// The table in retry-policy.ts, on SCHEDULE: [failures, random draw, delay]
-const TABLE: ReadonlyArray<[number, number, number]> = [
-  [0, 0.9, 0],
-  [-1, 0.9, 0],
-  [1, 0, 100],
-  [1, 0.5, 125],
-  [1, 0.999, 149.95],
-  [2, 0, 200],
-  [3, 0, 400],
-  [4, 0, 800],
-  [5, 0, 1_000],
-  [5, 0.5, 1_250],
-  [6, 0.999, 1_499.5],
-  [1_000_000, 0, 1_000],
-  [Number.MAX_SAFE_INTEGER, 0.5, 1_250],
-];
+// docs/design.md's table ("Retries"), on SCHEDULE: each row's [failures, random draw, delay],
+// by the row's first cell. The delays are the row's formula worked out by hand.
+const CASES: Readonly<Record<string, ReadonlyArray<readonly [number, number, number]>>> = {
+  '0': [
+    [0, 0.9, 0],
+    [-1, 0.9, 0],
+  ],
+  'n ≥ 1': [
+    [1, 0, 100],
+    [1, 0.5, 125],
+    [1, 0.999, 149.95],
+    [2, 0, 200],
+    [3, 0, 400],
+    [4, 0, 800],
+    [5, 0, 1_000],
+    [5, 0.5, 1_250],
+    [6, 0.999, 1_499.5],
+    [1_000_000, 0, 1_000],
+    [Number.MAX_SAFE_INTEGER, 0.5, 1_250],
+  ],
+};
 
-for (const [failures, draw, expected] of TABLE) {
-  test(`retry policy: after ${failures} failures with a draw of ${draw} the wait is ${expected} ms`, () => {
-    assert.equal(exponentialBackoff(SCHEDULE)(failures, () => draw), expected);
+for (const { key, expected, case: rows } of casesOf(designTable('Retries'), 1, CASES)) {
+  test(`retry policy, docs/design.md's table: ${key} failures → ${expected[0]}`, () => {
+    for (const [failures, draw, delay] of rows) {
+      assert.equal(exponentialBackoff(SCHEDULE)(failures, () => draw), delay, `after ${failures} failures with a draw of ${draw}`);
+    }
   });
 }
 

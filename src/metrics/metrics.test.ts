@@ -29,7 +29,7 @@ describe('createAgentMetrics', () => {
     assert.equal(globalRegistry.getSingleMetric('nodepulse_build_info'), undefined, 'the global registry is untouched');
   });
 
-  it('a 15 s relist with the default 60 s deadline lands in a finite bucket', async () => {
+  it('a 15 s relist with a 60 s deadline lands in a finite bucket', async () => {
     const { registry, metrics } = fresh();
     metrics.relistDuration.observe({ result: 'success' }, 15);
     const text = await registry.metrics();

@@ -1,32 +1,37 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { designTable } from '../../test/support/design-tables.ts';
 import { testContainer, testSandbox } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import { diffSnapshots, snapshotOf, transitionEvents, type LifecycleEvent, type PlegState, type Snapshot } from './lifecycle-diff.ts';
 
-// kubelet's generateEvents(), every (old, new) pair of PLEG states.
-const TABLE: ReadonlyArray<[PlegState, PlegState, string[]]> = [
-  ['non-existent', 'non-existent', []],
-  ['non-existent', 'running', ['ContainerStarted']],
-  ['non-existent', 'exited', ['ContainerDied']],
-  ['non-existent', 'unknown', ['ContainerChanged']],
-  ['running', 'running', []],
-  ['running', 'exited', ['ContainerDied']],
-  ['running', 'unknown', ['ContainerChanged']],
-  ['running', 'non-existent', ['ContainerDied', 'ContainerRemoved']],
-  ['exited', 'exited', []],
-  ['exited', 'running', ['ContainerStarted']],
-  ['exited', 'unknown', ['ContainerChanged']],
-  ['exited', 'non-existent', ['ContainerRemoved']],
-  ['unknown', 'unknown', []],
-  ['unknown', 'running', ['ContainerStarted']],
-  ['unknown', 'exited', ['ContainerDied']],
-  ['unknown', 'non-existent', ['ContainerDied', 'ContainerRemoved']],
-];
+// kubelet's generateEvents(), every (old, new) pair of PLEG states, as docs/design.md's table
+// ("Lifecycle events") gives them: a column per new state, the row "same state" when old = new,
+// "any other" otherwise.
+const PLEG_STATES: readonly PlegState[] = ['running', 'exited', 'unknown', 'non-existent'];
 
-for (const [from, to, expected] of TABLE) {
-  test(`a container going ${from} → ${to} gives [${expected.join(', ')}]`, () => {
-    assert.deepEqual(transitionEvents(from, to), expected);
-  });
+/** The events a cell names, for a container coming from `from`. */
+function documentedEvents(cell: string, from: PlegState): string[] {
+  if (cell === '(none)') return [];
+  const split = /^from (\S+): (.+); otherwise: (.+)$/.exec(cell);
+  const names = split === null ? cell : from === split[1] ? (split[2] ?? '') : (split[3] ?? '');
+  return names.split(', ');
+}
+
+const lifecycle = designTable('Lifecycle events');
+test("the document's lifecycle table has a column for each PLEG state, and a row for the same and for any other", () => {
+  assert.deepEqual(lifecycle.header.slice(1), PLEG_STATES);
+  assert.deepEqual(lifecycle.rows.map((r) => r[0]), ['same state', 'any other']);
+});
+
+for (const [column, to] of PLEG_STATES.entries()) {
+  for (const from of PLEG_STATES) {
+    const row = lifecycle.rows.find((r) => r[0] === (from === to ? 'same state' : 'any other'));
+    const expected = documentedEvents(row?.[column + 1] ?? '', from);
+    test(`a container going ${from} → ${to} gives [${expected.join(', ')}]`, () => {
+      for (const type of expected) assert.match(type, /^Container(Started|Died|Changed|Removed)$/, 'precondition: the cell names event types');
+      assert.deepEqual(transitionEvents(from, to), expected);
+    });
+  }
 }
 
 test('CRI states map to PLEG states as kubelet maps them (CREATED and unknown enums are unknown)', () => {

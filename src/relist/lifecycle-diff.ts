@@ -3,11 +3,12 @@
 // Each container (and each pod sandbox, treated as a container of its pod) is reduced to one of
 // PLEG's four states, then compared old → new:
 //
-// | old \ new    | running          | exited       | unknown          | non-existent                     |
-// |--------------|------------------|--------------|------------------|----------------------------------|
-// | same state   | (none)           | (none)       | (none)           | (none)                           |
-// | any other    | ContainerStarted | ContainerDied| ContainerChanged | exited: ContainerRemoved;        |
-// |              |                  |              |                  | otherwise ContainerDied, Removed |
+// | old \ new    | running          | exited        | unknown          | non-existent                  |
+// |--------------|------------------|---------------|------------------|-------------------------------|
+// | same state   | (none)           | (none)        | (none)           | (none)                        |
+// | any other    | ContainerStarted | ContainerDied | ContainerChanged | from exited: ContainerRemoved;|
+// |              |                  |               |                  | otherwise: ContainerDied,     |
+// |              |                  |               |                  | ContainerRemoved              |
 //
 // CRI `CREATED` maps to unknown, as kubelet does ("kubelet doesn't use the created state"), and
 // so does any enum value this version does not know. A sandbox READY is running and NOTREADY is

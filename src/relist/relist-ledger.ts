@@ -38,7 +38,7 @@
 // metrics all read health() from here.
 import type { CriFault } from '../cri/cri-error.ts';
 import { isAgentCause, type AgentCause } from '../cri/fault-cause.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 
 /** A moment on both clocks: monotonic for judgement, wall (µs) for people. */
 export interface Stamp {

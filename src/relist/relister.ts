@@ -49,9 +49,9 @@ export interface RecordedEvent extends LifecycleEvent {
 export interface RelisterOptions {
   readonly client: RuntimeClient;
   readonly clock: Clock;
-  /** One deadline for both listings. Default 60 s. */
+  /** One deadline for both listings (the agent's default: 20 s). */
   readonly deadlineMs: number;
-  /** Passed to the ledger's judgement. Default 180 s. */
+  /** Passed to the ledger's judgement (the agent's default: 60 s). */
   readonly thresholdMs: number;
   /** How many recent lifecycle events /status keeps. Default 256. */
   readonly eventCapacity?: number;

@@ -106,6 +106,14 @@ export async function tokenBoundToPodOn(cluster: SharedCluster, account: AgentAc
   }
 }
 
+/**
+ * A token of `account` bound to a running Pod of it (an agent's pod the kubelet runs): the same
+ * node claim the kubelet's projected token carries.
+ */
+export function tokenBoundToPod(cluster: SharedCluster, account: AgentAccount, pod: { readonly name: string; readonly uid: string }): Promise<string> {
+  return tokenRequest(cluster, account, { kind: 'Pod', apiVersion: 'v1', name: pod.name, uid: pod.uid });
+}
+
 /** A token of `account` bound to nothing: it carries no node claim. */
 export function unboundToken(cluster: SharedCluster, account: AgentAccount): Promise<string> {
   return tokenRequest(cluster, account, undefined);

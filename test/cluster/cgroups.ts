@@ -3,21 +3,23 @@
 // so `down` can find and end all of them, and nothing else, without a pid file.
 //
 // This machine mounts cgroup v1 controllers (cpu, cpuacct, cpuset, memory, devices, freezer,
-// blkio, pids, name=systemd) beside a v2 hierarchy at /sys/fs/cgroup/unified. The daemons are
-// placed in the `pids` hierarchy only (PLACEMENT): enough to enumerate them, and their memory
-// stays accounted where it was. The kubelet, told cgroupRoot=<CGROUP_ROOT>/<node>, makes its own
-// kubepods tree under the same path in each controller it manages, and runc puts every pod there.
+// blkio, pids, name=systemd) beside a v2 hierarchy at /sys/fs/cgroup/unified that has no
+// controllers. A daemon is placed at its path in every v1 hierarchy, as a service manager places
+// a service: the kubelet reads its own cgroup from all of them, and refuses a cgroupRoot that is
+// missing from any. The kubelet, told cgroupRoot=<CGROUP_ROOT>/<node>, makes its kubepods tree
+// under that path, and runc puts every pod there.
 //
-// Failure modes: a hierarchy that is not mounted is skipped; a cgroup that will not go (a process
-// that survived) is returned by removeCgroupTree for the caller to report.
+// A cpuset cgroup takes no process until its cpuset.cpus and cpuset.mems are set: each level
+// made here copies them from its parent, as the kernel's cgroup.clone_children would.
+//
+// Failure modes: a cgroup that will not go (a process that survived) is returned by
+// removeCgroupTree for the caller to report.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** The hierarchy in which daemons are placed, and through which `down` finds them. */
-export const PLACEMENT = 'pids';
-
 interface CgroupMount {
   readonly point: string;
+  readonly version: 1 | 2;
   /** The controllers (v1: e.g. `pids`, `name=systemd`; v2: none listed here). */
   readonly controllers: readonly string[];
 }
@@ -29,9 +31,9 @@ function hierarchies(): CgroupMount[] {
     const [before, after] = line.split(' - ');
     const [fstype, , superOptions] = after?.split(' ') ?? [];
     const point = before?.split(' ')[4];
-    if ((fstype === 'cgroup' || fstype === 'cgroup2') && point !== undefined) {
-      found.push({ point, controllers: fstype === 'cgroup' ? (superOptions ?? '').split(',') : [] });
-    }
+    if (point === undefined) continue;
+    if (fstype === 'cgroup') found.push({ point, version: 1, controllers: (superOptions ?? '').split(',') });
+    if (fstype === 'cgroup2') found.push({ point, version: 2, controllers: [] });
   }
   return found;
 }
@@ -41,23 +43,29 @@ export function cgroupMounts(): string[] {
   return hierarchies().map((h) => h.point);
 }
 
-/** The placement hierarchy's mount point; throws if it is missing (the cluster cannot be ended then). */
-export function placementMount(): string {
-  const found = hierarchies().find((h) => h.controllers.includes(PLACEMENT));
-  if (found === undefined) throw new Error(`cgroups: a cgroup v1 hierarchy with the ${PLACEMENT} controller must be mounted (found ${cgroupMounts().join(', ') || 'none'})`);
-  return found.point;
-}
-
-/** Makes `path` (e.g. /nodepulse-cluster/control-plane) in the placement hierarchy; returns its cgroup.procs. */
-export function makePlacement(path: string): string {
-  const dir = join(placementMount(), path);
-  mkdirSync(dir, { recursive: true });
-  return join(dir, 'cgroup.procs');
-}
-
-/** Moves a running process into `path` of the placement hierarchy. */
-export function place(pid: number, path: string): void {
-  writeFileSync(makePlacement(path), String(pid));
+/**
+ * Makes `path` (e.g. /nodepulse-cluster/np-node-1/kubelet) in every v1 hierarchy and returns the
+ * cgroup.procs file of each, to write a pid into. Throws if this machine has no v1 hierarchy.
+ */
+export function makeCgroup(path: string): string[] {
+  const v1 = hierarchies().filter((h) => h.version === 1);
+  if (v1.length === 0) throw new Error(`cgroups: the cluster needs cgroup v1 hierarchies (found ${cgroupMounts().join(', ') || 'none'})`);
+  const procs: string[] = [];
+  for (const h of v1) {
+    let dir = h.point;
+    for (const part of path.split('/').filter((p) => p !== '')) {
+      const parent = dir;
+      dir = join(dir, part);
+      if (!existsSync(dir)) mkdirSync(dir);
+      if (h.controllers.includes('cpuset')) {
+        for (const file of ['cpuset.cpus', 'cpuset.mems']) {
+          if (readText(join(dir, file)).trim() === '') writeFileSync(join(dir, file), readText(join(parent, file)).trim());
+        }
+      }
+    }
+    procs.push(join(dir, 'cgroup.procs'));
+  }
+  return procs;
 }
 
 /** Every pid in `path` and below, in every hierarchy (pods are in the kubelet's tree). */

@@ -4,19 +4,20 @@
 import assert from 'node:assert/strict';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { OUR_LEASES_SELECTOR } from '../../src/cleanup/cleanup-command.ts';
+import { OUR_LEASES_SELECTOR } from '../../src/cli/cleanup-command.ts';
 import { electionLeaseApi } from '../../src/election/election-lease-api.ts';
 import { releasedSpec } from '../../src/election/election-step.ts';
 import { ELECTION_LABELS, LeaderElector } from '../../src/election/leader-elector.ts';
 import { AGENT_LEASE_SELECTOR } from '../../src/fleet/fleet-view.ts';
 import type { Lease } from '../../src/kube/kube-types.ts';
-import { kubeListWatch, WatchExpiredError, type WatchEvent } from '../../src/kube/list-watch.ts';
+import { KubeApiError } from '../../src/kube/kube-api-error.ts';
+import { kubeListWatch, StreamingListRefusedError, WatchExpiredError, type WatchEvent } from '../../src/kube/list-watch.ts';
 import { formatMicroTime } from '../../src/kube/meta-time.ts';
 import { LeaseWriter } from '../../src/lease/lease-writer.ts';
-import { leaseAsRead, listAsRead, observe, watchAsRead, type Outcome } from './conformance-read.ts';
+import { errorAsRead, leaseAsRead, listAsRead, observe, watchAsRead, type Outcome } from './conformance-read.ts';
 import {
   agentLease, CLOCK_START, createLease, kubeletNode, LEASE, LEASES, leasesPath, LIST_QUERY, MERGE, NODE, PUMP_MAX, PUMP_MAX_MS, PUMP_STEP, recording, RENEW,
-  renewalPatch, type Row, WATCH_QUERY, watchToEnd,
+  renewalPatch, type Row, STREAMING_LIST_QUERY, streamingListUntil, WATCH_QUERY, watchToEnd,
 } from './conformance-row.ts';
 
 export const LEASE_ROWS: readonly Row[] = [
@@ -226,7 +227,7 @@ export const LEASE_ROWS: readonly Row[] = [
   {
     name: 'lease LIST by label, one page (fleet and the controller)',
     sends: [`GET ${LEASES}${LIST_QUERY}`],
-    product: 'kube/list-watch.ts kubeListWatch list, path and selector from fleet/fleet-command.ts and controller/controller-command.ts',
+    product: 'kube/list-watch.ts kubeListWatch list, path and selector from cli/fleet-command.ts and cli/controller-command.ts',
     expect: 'ok',
     async run(ctx) {
       for (const what of ['list-a', 'list-b']) await createLease(ctx, agentLease(ctx.name(what), ctx.namespace, ctx.clock));
@@ -261,7 +262,7 @@ export const LEASE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: LIST of our leases by a set-based selector (the agents\' and the election\'s), then DELETE each',
     sends: [`GET ${LEASES}${LIST_QUERY}`, `DELETE ${LEASE}`],
-    product: 'cleanup/cleanup-command.ts #listLeases (OUR_LEASES_SELECTOR) and #deleteLease',
+    product: 'cli/cleanup-command.ts #listLeases (OUR_LEASES_SELECTOR) and #deleteLease',
     expect: 'ok',
     async run(ctx) {
       await createLease(ctx, agentLease(ctx.name('ours-agent'), ctx.namespace, ctx.clock));
@@ -282,7 +283,7 @@ export const LEASE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: DELETE of a lease already gone: 404 NotFound (counted as deleted)',
     sends: [`DELETE ${LEASE}`],
-    product: 'cleanup/cleanup-command.ts #deleteLease',
+    product: 'cli/cleanup-command.ts #deleteLease',
     expect: { code: 'not_found', status: 404, reason: 'NotFound' },
     run: (ctx) => observe(() => ctx.client().request({ method: 'DELETE', path: `${leasesPath(ctx)}/${ctx.name('gone')}`, what: 'DELETE leases gone' })),
   },
@@ -307,6 +308,43 @@ export const LEASE_ROWS: readonly Row[] = [
         live: () => createLease(ctx, { ...unlabeled, metadata: { ...unlabeled.metadata, labels: {} } }),
       });
       return { outcome: 'ok', read: watchAsRead(events as WatchEvent<Lease>[], (l) => leaseAsRead(l, ctx.rv)) };
+    },
+  },
+  {
+    name: 'lease streaming list (WATCH with sendInitialEvents): each agent lease ADDED, the BOOKMARK that ends the initial events, then a renewal',
+    sends: [`GET ${LEASES}${STREAMING_LIST_QUERY}`],
+    product: 'kube/list-watch.ts kubeListWatch watchList: the informer\'s first read and fleet\'s one listing (readAll)',
+    expect: 'ok',
+    async run(ctx) {
+      const a = ctx.name('stream-a');
+      for (const name of [a, ctx.name('stream-b')]) await createLease(ctx, agentLease(name, ctx.namespace, ctx.clock));
+      const unlabeled = agentLease(ctx.name('stream-unlabeled'), ctx.namespace, ctx.clock);
+      await createLease(ctx, { ...unlabeled, metadata: { ...unlabeled.metadata, labels: {} } });
+      const source = kubeListWatch<Lease>({ client: ctx.client(), path: leasesPath(ctx), labelSelector: AGENT_LEASE_SELECTOR, random: () => 0 });
+      const events = await streamingListUntil(source, {
+        live: async () => {
+          await ctx.clock.advance(10_000);
+          return ctx.client().patchLease(ctx.namespace, a, renewalPatch(a, ctx.clock));
+        },
+        done: (seen) => seen.some((e) => e.type === 'MODIFIED' && e.object.metadata.name === a),
+      });
+      return { outcome: 'ok', read: watchAsRead(events, (l) => leaseAsRead(l, ctx.rv)) };
+    },
+  },
+  {
+    name: 'lease streaming list as a user RBAC refuses: 403 Forbidden, which the readers take as "list in pages"',
+    sends: [`GET ${LEASES}${STREAMING_LIST_QUERY}`],
+    product: 'kube/list-watch.ts streamWatch: a 400, 403 or 422 to a streaming list is StreamingListRefusedError, and the informer lists in pages for good',
+    expect: { code: 'forbidden', status: 403, reason: 'Forbidden' },
+    async run(ctx) {
+      const source = kubeListWatch<Lease>({ client: ctx.client('nobody'), path: leasesPath(ctx), labelSelector: AGENT_LEASE_SELECTOR, random: () => 0 });
+      try {
+        await streamingListUntil(source, { done: () => true });
+      } catch (err) {
+        if (!(err instanceof StreamingListRefusedError) || !(err.cause instanceof KubeApiError)) throw err;
+        return { outcome: errorAsRead(err.cause), read: { product: err.code } };
+      }
+      return { outcome: 'ok', read: { product: 'not refused' } };
     },
   },
   {

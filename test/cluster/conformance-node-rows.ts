@@ -1,5 +1,5 @@
 // The conformance table's rows on Nodes: the condition writer (condition/node-condition.ts), the
-// controller's marks (controller/node-marker.ts), cleanup (cleanup/cleanup-command.ts) and the
+// controller's marks (controller/node-marker.ts), cleanup (cli/cleanup-command.ts) and the
 // readers; and the rest: an Event's bounds, the controller's DaemonSet view, cleanup's Pods.
 // conformance-table.ts says what a row is.
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ import { listAsRead, nodeAsRead, observe, watchAsRead, type Outcome } from './co
 import type { ApiAnswer } from './api-request.ts';
 import {
   believed, DAEMONSETS, EVENTS, getNode, HEALTHY, JSON_PATCH, kubeletNode, LIST_QUERY, markerFor, MERGE, NODE, NODES, OTHER_TAINT, OUR_STALE_CONDITION, PODS,
-  recording, type Row, SILENT_TAINT, silentLogger, staleReading, STRATEGIC, UNREACHABLE_TAINT, watchToEnd,
+  recording, type Row, SILENT_TAINT, silentLogger, staleReading, STRATEGIC, streamingListUntil, UNREACHABLE_TAINT, watchToEnd,
 } from './conformance-row.ts';
 
 export const NODE_ROWS: readonly Row[] = [
@@ -46,10 +46,10 @@ export const NODE_ROWS: readonly Row[] = [
       const node = await kubeletNode(ctx, 'condition');
       const calls: Array<{ call: string; outcome: Outcome | string }> = [];
       const condition = new NodeCondition({
-        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, logger: silentLogger(),
+        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, periodMs: 1_000, logger: silentLogger(),
       });
       await condition.tick(new AbortController().signal);
-      return { outcome: 'ok', read: { calls, snapshot: condition.snapshot(), node: nodeAsRead(await getNode(ctx, node.name), ctx.rv) } };
+      return { outcome: 'ok', read: { calls, node: nodeAsRead(await getNode(ctx, node.name), ctx.rv) } };
     },
   },
   {
@@ -61,7 +61,7 @@ export const NODE_ROWS: readonly Row[] = [
       const node = await kubeletNode(ctx, 'refresh');
       const calls: Array<{ call: string; outcome: Outcome | string }> = [];
       const condition = new NodeCondition({
-        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, refreshMs: 60_000, logger: silentLogger(),
+        client: recording(ctx.client(), calls), clock: ctx.clock, nodeName: node.name, runtimeHealth: () => HEALTHY, thresholdMs: 180_000, periodMs: 1_000, refreshMs: 60_000, logger: silentLogger(),
       });
       const signal = new AbortController().signal;
       await condition.tick(signal);
@@ -123,7 +123,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: strategic PATCH deleting our condition by type ($patch: delete), the kubelet\'s kept',
     sends: [`PATCH ${NODE}/status ${STRATEGIC}`],
-    product: 'cleanup/cleanup-command.ts with cleanup/node-leftovers.ts CONDITION_DELETE_PATCH',
+    product: 'cli/cleanup-command.ts with cleanup/node-leftovers.ts CONDITION_DELETE_PATCH',
     expect: 'ok',
     async run(ctx) {
       const node = await kubeletNode(ctx, 'delete-condition', { conditions: [OUR_STALE_CONDITION] });
@@ -133,7 +133,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: $patch: delete of a condition the Node does not carry changes nothing',
     sends: [`PATCH ${NODE}/status ${STRATEGIC}`],
-    product: 'cleanup/cleanup-command.ts (a second pass)',
+    product: 'cli/cleanup-command.ts (a second pass)',
     expect: 'ok',
     async run(ctx) {
       const node = await kubeletNode(ctx, 'delete-absent');
@@ -144,7 +144,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: JSON PATCH removing our taint, guarded by a test of what was read',
     sends: [`PATCH ${NODE} ${JSON_PATCH}`],
-    product: 'cleanup/cleanup-command.ts with cleanup/node-leftovers.ts taintRemovalPatch',
+    product: 'cli/cleanup-command.ts with cleanup/node-leftovers.ts taintRemovalPatch',
     expect: 'ok',
     async run(ctx) {
       const node = await kubeletNode(ctx, 'taint-removal', { taints: [OTHER_TAINT, SILENT_TAINT, UNREACHABLE_TAINT] });
@@ -155,7 +155,7 @@ export const NODE_ROWS: readonly Row[] = [
   {
     name: 'cleanup: JSON PATCH whose test no longer holds (another writer moved the taints): 422 Invalid',
     sends: [`PATCH ${NODE} ${JSON_PATCH}`],
-    product: 'cleanup/cleanup-command.ts (reads the Node again and retries)',
+    product: 'cli/cleanup-command.ts (reads the Node again and retries)',
     expect: { code: 'invalid', status: 422, reason: 'Invalid' },
     async run(ctx) {
       const node = await kubeletNode(ctx, 'taint-moved', { taints: [OTHER_TAINT, SILENT_TAINT] });
@@ -208,6 +208,23 @@ export const NODE_ROWS: readonly Row[] = [
     },
   },
 
+  {
+    name: 'node streaming list (WATCH with sendInitialEvents): each Node ADDED, the BOOKMARK that ends the initial events, then a status write',
+    sends: [`GET ${NODES}?allowWatchBookmarks&resourceVersionMatch&sendInitialEvents&timeoutSeconds&watch`],
+    product: 'kube/list-watch.ts kubeListWatch watchList of /api/v1/nodes: the informer\'s first read and fleet\'s one listing (readAll)',
+    expect: 'ok',
+    async run(ctx) {
+      const a = await kubeletNode(ctx, 'stream-a', { conditions: [OUR_STALE_CONDITION] });
+      await kubeletNode(ctx, 'stream-b', { taints: [SILENT_TAINT] });
+      const source = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes', random: () => 0 });
+      const ours = (n: Node): boolean => n.metadata.name?.startsWith(ctx.name('stream-')) === true;
+      const events = await streamingListUntil(source, {
+        live: () => ctx.client().patchNodeStatus(a.name, { status: { conditions: [{ ...OUR_STALE_CONDITION, status: 'False', reason: 'RelistHealthy', message: 'relist was last seen active 1s ago' }] } }),
+        done: (seen) => seen.some((e) => e.type === 'MODIFIED' && e.object.metadata.name === a.name),
+      });
+      return { outcome: 'ok', read: watchAsRead(events, (n) => nodeAsRead(n, ctx.rv), ours) };
+    },
+  },
   // Events (events.k8s.io/v1 in `default`), beyond those the rows above send.
   {
     name: 'Event POST with a note over 1 KiB: 422 Invalid (the bound the writers truncate to)',
@@ -226,9 +243,12 @@ export const NODE_ROWS: readonly Row[] = [
 
   // The controller's other watch, and cleanup's pods.
   {
-    name: 'DaemonSet LIST and WATCH by name (fieldSelector): the controller\'s rollout view',
-    sends: [`GET ${DAEMONSETS}?fieldSelector&limit`, `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersion&timeoutSeconds&watch`],
-    product: 'controller/controller-command.ts (the agent DaemonSet by name), controller/agent-rollout.ts agentDaemonSet',
+    name: 'DaemonSet LIST, WATCH and streaming list by name (fieldSelector): the controller\'s rollout view',
+    sends: [
+      `GET ${DAEMONSETS}?fieldSelector&limit`, `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersion&timeoutSeconds&watch`,
+      `GET ${DAEMONSETS}?allowWatchBookmarks&fieldSelector&resourceVersionMatch&sendInitialEvents&timeoutSeconds&watch`,
+    ],
+    product: 'cli/controller-command.ts (the agent DaemonSet by name), controller/agent-rollout.ts agentDaemonSet',
     expect: 'ok',
     async run(ctx) {
       const name = ctx.name('ds');
@@ -258,13 +278,14 @@ export const NODE_ROWS: readonly Row[] = [
       const events = await watchToEnd(ctx.client(), path, { fieldSelector: `metadata.name=${name}`, resourceVersion: page.metadata.resourceVersion ?? '' }, {
         live: () => annotate(ctx.name('ds-other')),
       });
-      return { outcome: 'ok', read: { list: listAsRead(page, agentDaemonSet), watch: watchAsRead(events as WatchEvent<DaemonSetObject>[], agentDaemonSet) } };
+      const streamed = await streamingListUntil(source, { done: () => true });
+      return { outcome: 'ok', read: { list: listAsRead(page, agentDaemonSet), watch: watchAsRead(events as WatchEvent<DaemonSetObject>[], agentDaemonSet), streamingList: watchAsRead(streamed, agentDaemonSet) } };
     },
   },
   {
     name: 'Pod LIST by label in the agent namespace (cleanup waits for the agents to go)',
     sends: [`GET ${PODS}${LIST_QUERY}`],
-    product: 'cleanup/cleanup-command.ts #listPods',
+    product: 'cli/cleanup-command.ts #listPods',
     expect: 'ok',
     async run(ctx) {
       const path = `/api/v1/namespaces/${ctx.namespace}/pods`;

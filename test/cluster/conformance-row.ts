@@ -17,7 +17,7 @@ import type { NodeReadiness } from '../../src/fleet/readiness.ts';
 import { KubeApiError } from '../../src/kube/kube-api-error.ts';
 import type { KubeClient } from '../../src/kube/kube-client.ts';
 import type { Lease, Node } from '../../src/kube/kube-types.ts';
-import type { WatchEvent } from '../../src/kube/list-watch.ts';
+import { INITIAL_EVENTS_END, type KubeObject, type ListWatchSource, type WatchEvent } from '../../src/kube/list-watch.ts';
 import { formatMicroTime } from '../../src/kube/meta-time.ts';
 import type { GateVerdict } from '../../src/lease/lease-gate.ts';
 import { createLogger, memorySink } from '../../src/log/logger.ts';
@@ -83,6 +83,8 @@ export const DAEMONSETS = '/apis/apps/v1/namespaces/{namespace}/daemonsets';
 export const PODS = '/api/v1/namespaces/{namespace}/pods';
 export const LIST_QUERY = '?labelSelector&limit';
 export const WATCH_QUERY = '?allowWatchBookmarks&labelSelector&resourceVersion&timeoutSeconds&watch';
+/** The readers' streaming list (kube/list-watch.ts watchList), by label. */
+export const STREAMING_LIST_QUERY = '?allowWatchBookmarks&labelSelector&resourceVersionMatch&sendInitialEvents&timeoutSeconds&watch';
 
 // ---- the context a row runs in ----------------------------------------------------------------
 
@@ -268,3 +270,44 @@ export function rowClock(): ManualClock {
   return new ManualClock({ startWallMs: CLOCK_START });
 }
 
+/** How long a streaming list the rows read may take, initial events and the live change together. */
+const STREAMING_LIST_MS = 30_000;
+
+/**
+ * Reads a streaming list through the product's own source (kube/list-watch.ts watchList: its
+ * query, its refusal mapping): the initial events, the BOOKMARK that ends them, and then, if
+ * `live` is given, what follows the write it makes, until `done` says the events are complete.
+ * The watch's own timeout is minutes, so it is ended here; a refusal is thrown as the product
+ * throws it.
+ */
+export async function streamingListUntil<T extends KubeObject>(
+  source: ListWatchSource<T>, options: { live?: () => Promise<unknown>; done: (events: readonly WatchEvent<T>[]) => boolean },
+): Promise<WatchEvent<T>[]> {
+  const watchList = source.watchList;
+  assert.ok(watchList !== undefined, 'precondition: the source offers the streaming list');
+  const events: WatchEvent<T>[] = [];
+  const abort = new AbortController();
+  const bound = new SystemClock().after(STREAMING_LIST_MS, () => abort.abort(new Error(`the streaming list must complete within ${STREAMING_LIST_MS} ms`)));
+  let live: Promise<unknown> | undefined;
+  let finished = false;
+  try {
+    await watchList(abort.signal, (e) => {
+      events.push(e);
+      if (e.type === 'BOOKMARK' && e.object.metadata.annotations?.[INITIAL_EVENTS_END] === 'true' && options.live !== undefined) live = options.live();
+      if (!finished && done()) {
+        finished = true;
+        abort.abort(new Error('read to the end'));
+      }
+    });
+  } catch (err) {
+    if (!finished) throw err;
+  } finally {
+    bound.cancel();
+  }
+  function done(): boolean {
+    return events.some((e) => e.type === 'BOOKMARK' && e.object.metadata.annotations?.[INITIAL_EVENTS_END] === 'true') && options.done(events);
+  }
+  assert.ok(finished, `precondition: the streaming list must reach its end, not close first (${events.length} events)`);
+  if (live !== undefined) await live;
+  return events;
+}

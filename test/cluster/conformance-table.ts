@@ -28,9 +28,9 @@
 // | file                      | what                                                               |
 // |---------------------------|--------------------------------------------------------------------|
 // | conformance-row.ts        | Row, its context, requestSignature, the fixtures rows build on     |
-// | conformance-lease-rows.ts | 21 rows: the agent's lease, the election lease, the readers' lists |
-// |                           | and watches of leases, cleanup's list and deletes                  |
-// | conformance-node-rows.ts  | 18 rows: Nodes (condition, marks, cleanup, readers), an Event's    |
+// | conformance-lease-rows.ts | 23 rows: the agent's lease, the election lease, the readers' lists,|
+// |                           | watches and streaming lists of leases, cleanup's list and deletes  |
+// | conformance-node-rows.ts  | 19 rows: Nodes (condition, marks, cleanup, readers), an Event's    |
 // |                           | bounds, the agent DaemonSet, Pods                                  |
 // | conformance-read.ts       | what the product reads of an answer                                |
 // | conformance-targets.ts    | the real API server and the stand-in, behind one interface         |

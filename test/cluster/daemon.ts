@@ -3,7 +3,8 @@
 // to a log file, placed in a cgroup of the cluster's before it execs, and, for a node's daemons,
 // inside that node's namespaces (nsenter into the node's anchor process).
 //
-//   sh -c 'echo $$ > <cgroup.procs>; exec "$@"' sh [nsenter -t ANCHOR -m -n -u --] FILE ARGS…
+//   sh -c 'for f in <each hierarchy's cgroup.procs>; do echo $$ > $f; done && exec "$@"' \
+//     sh [nsenter -t ANCHOR -m -n -u --] FILE ARGS…
 //
 // The shell execs, and nsenter execs too (it forks only to enter a pid namespace, which is not
 // used here), so the pid spawn returns IS the daemon's pid, already in its cgroup before the
@@ -18,7 +19,7 @@
 import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, readSync, statSync } from 'node:fs';
 import type { Clock } from '../../src/clock/clock.ts';
-import { makePlacement } from './cgroups.ts';
+import { makeCgroup } from './cgroups.ts';
 
 /** What `down` and the tests need to find, stop or restart a daemon. */
 export interface DaemonRecord {
@@ -50,11 +51,11 @@ const LOG_TAIL_BYTES = 4096;
 
 /** Starts the daemon as the header says; returns its record at once. */
 export function startDaemon(spec: DaemonSpec): DaemonRecord {
-  const procs = makePlacement(spec.cgroup);
+  const procs = makeCgroup(spec.cgroup);
   const enter = spec.anchorPid === undefined ? [] : ['nsenter', '-t', String(spec.anchorPid), '-m', '-n', '-u', '--'];
   const fd = openSync(spec.log, 'a');
   try {
-    const child = spawn('sh', ['-c', `echo $$ > ${procs} && exec "$@"`, 'sh', ...enter, ...spec.argv], {
+    const child = spawn('sh', ['-c', `for f in ${procs.join(' ')}; do echo $$ > $f; done && exec "$@"`, 'sh', ...enter, ...spec.argv], {
       detached: true,
       stdio: ['ignore', fd, fd],
       env: { PATH: process.env['PATH'] ?? '/usr/sbin:/usr/bin:/sbin:/bin', HOME: process.env['HOME'] ?? '/root', ...spec.env },

@@ -1,16 +1,20 @@
-// `npm run cluster -- up` and `down`, run as a person runs them, then the machine looked at.
+// `npm run cluster -- up --nodes 2` and `down`, run as a person runs them, then the machine
+// looked at.
 //
 // | step | what must hold                                                                         |
 // |------|----------------------------------------------------------------------------------------|
 // | up   | exit 0; the last line of stdout is KUBECONFIG=<path>; the built kubectl with that file |
-// |      | sees server v1.34.4 and /readyz passes                                                 |
-// |      | every socket a cluster process listens on is on 198.18.0.0/15 (never the machine's own |
-// |      | interface, never a wildcard)                                                           |
+// |      | sees server v1.34.4, /readyz passes, and both nodes are Ready                          |
+// |      | each node is a machine of its own: its own network, mount and UTS namespaces (hostname |
+// |      | = node name), its address, containerd at /run/containerd/containerd.sock inside it    |
+// |      | only, its own cgroup root                                                              |
+// |      | every socket a cluster process listens on in the root namespace is on 198.18.0.1;     |
+// |      | inside a node, on the node's address or its own loopback                               |
 // |      | an address of the block that no route names is unreachable: it never goes out through |
-// |      | the default route                                                                      |
+// |      | the default route; the root namespace's iptables rules and forwarding are untouched   |
 // | down | exit 0; then no process in the cluster's cgroup, and none of the pids up started; no   |
 // |      | cgroup, no mount under the folder, no bridge or veth, no route for the block; the      |
-// |      | folder gone                                                                            |
+// |      | folder gone; the root namespace's iptables rules as before                             |
 //
 // It needs the machine's one cluster slot (the addresses are fixed), so it runs before the shared
 // cluster comes up (test/run.ts, phase 2). A cluster that is already up fails it under CI=true and
@@ -33,7 +37,9 @@ const CLI = join(import.meta.dirname, 'cli.ts');
 const UP_TIMEOUT_MS = 60 * 60_000;
 const DOWN_TIMEOUT_MS = 120_000;
 
-test('up brings up a control plane on the block\'s addresses only; down leaves nothing behind', async (t) => {
+const NODES = 2;
+
+test('up brings up a control plane and two nodes on the block\'s addresses only; down leaves nothing behind', async (t) => {
   const missing = missingForCluster();
   const busy = leftovers();
   const why = missing.length > 0 ? `needs ${missing.join('; ')}` : busy.length > 0 ? `the machine's cluster slot is taken: ${busy.join('; ')}` : undefined;
@@ -43,7 +49,9 @@ test('up brings up a control plane on the block\'s addresses only; down leaves n
     return;
   }
 
-  const up = spawnSync(NODE_24, [CLI, 'up', '--control-plane-only'], { encoding: 'utf8', timeout: UP_TIMEOUT_MS });
+  const rootRules = iptablesRules();
+  const rootForwarding = readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8');
+  const up = spawnSync(NODE_24, [CLI, 'up', '--nodes', String(NODES)], { encoding: 'utf8', timeout: UP_TIMEOUT_MS });
   const state = readState();
   t.after(() => {
     if (readState() !== undefined) spawnSync(NODE_24, [CLI, 'down'], { timeout: DOWN_TIMEOUT_MS });
@@ -64,20 +72,52 @@ test('up brings up a control plane on the block\'s addresses only; down leaves n
   assert.equal(kubectl(['get', '--raw', '/readyz']).trim(), 'ok');
 
   const daemons = state.daemons;
-  assert.deepEqual(daemons.map((d) => d.name), ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler']);
-  const listening = listeningAddresses(pidsUnder(CGROUP_ROOT));
-  assert.ok(listening.length >= 5, `precondition: the control plane listens (found ${listening.join(', ')})`);
-  assert.deepEqual(listening.filter((a) => !a.startsWith('198.18.')), [], 'every listening socket is on the block');
+  assert.deepEqual(daemons.map((d) => d.name), [
+    'etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler',
+    ...Array.from({ length: NODES }, (_, i) => ['anchor', 'containerd', 'kubelet', 'kube-proxy'].map((c) => `np-node-${i + 1}/${c}`)).flat(),
+  ]);
+  const nodes = JSON.parse(kubectl(['get', 'nodes', '-o', 'json'])) as { items: Array<{ metadata: { name: string }; status: { addresses: Array<{ type: string; address: string }>; conditions: Array<{ type: string; status: string }> } }> };
   assert.deepEqual(
-    [...new Set(listening.map((a) => a.split(':')[0]))],
-    ['198.18.0.1'],
-    'the control plane listens on the bridge address alone',
+    nodes.items.map((n) => [n.metadata.name, n.status.addresses.find((a) => a.type === 'InternalIP')?.address, n.status.conditions.find((c) => c.type === 'Ready')?.status]),
+    state.nodes.map((n) => [n.name, n.address, 'True']),
+    'each node registered with its address, and Ready',
   );
-  for (const unrouted of ['198.18.128.1', '198.19.0.5', '198.18.200.9']) {
+
+  const rootNet = readlinkSync('/proc/self/ns/net');
+  const rootMnt = readlinkSync('/proc/self/ns/mnt');
+  const seen = { net: new Set<string>(), mnt: new Set<string>() };
+  for (const node of state.nodes) {
+    const inNode = (args: string[]): string => execFileSync('nsenter', ['-t', String(node.anchorPid), '-m', '-n', '-u', '--', ...args], { encoding: 'utf8', timeout: 10_000 }).trim();
+    const net = readlinkSync(`/proc/${node.anchorPid}/ns/net`);
+    const mnt = readlinkSync(`/proc/${node.anchorPid}/ns/mnt`);
+    assert.ok(net !== rootNet && !seen.net.has(net), `${node.name} has a network namespace of its own`);
+    assert.ok(mnt !== rootMnt && !seen.mnt.has(mnt), `${node.name} has a mount namespace of its own`);
+    seen.net.add(net);
+    seen.mnt.add(mnt);
+    assert.equal(inNode(['hostname']), node.name, `${node.name}'s hostname`);
+    assert.match(inNode(['ip', '-4', '-o', 'addr', 'show', 'eth0']), new RegExp(`inet ${node.address.replaceAll('.', '\\.')}/24`), `${node.name}'s address`);
+    assert.equal(inNode(['sh', '-c', 'test -S /run/containerd/containerd.sock && echo socket']), 'socket', `${node.name}'s containerd at the default path`);
+    for (const d of daemons.filter((x) => x.name.startsWith(`${node.name}/`))) {
+      assert.equal(readlinkSync(`/proc/${d.pid}/ns/net`), net, `${d.name} runs in its node's network namespace`);
+      assert.equal(readlinkSync(`/proc/${d.pid}/ns/mnt`), mnt, `${d.name} runs in its node's mount namespace`);
+    }
+  }
+  assert.equal(existsSync('/run/containerd/containerd.sock') && readFileSync('/proc/net/unix', 'utf8').includes(' /run/containerd/containerd.sock'), false, 'no node\'s socket shows at the host\'s default path');
+
+  const listening = listeningAddresses(pidsUnder(CGROUP_ROOT), rootNet);
+  assert.ok(listening.root.length >= 5, `precondition: the control plane listens (found ${listening.root.join(', ')})`);
+  assert.deepEqual([...new Set(listening.root.map((a) => a.split(':')[0]))], ['198.18.0.1'], 'in the root namespace, only the bridge address is listened on');
+  const nodeAddresses = new Set(state.nodes.map((n) => n.address));
+  assert.ok(listening.node.length >= 4 * NODES, `precondition: the nodes' daemons listen (found ${listening.node.join(', ')})`);
+  assert.deepEqual(listening.node.filter((a) => !nodeAddresses.has(a.split(':')[0] ?? '') && !a.startsWith('127.')), [], 'inside the nodes, only a node address or loopback is listened on');
+  for (const unrouted of ['198.18.128.1', '198.19.200.5', '198.18.200.9']) {
     const r = spawnSync('ip', ['route', 'get', unrouted], { encoding: 'utf8' });
     assert.notEqual(r.status, 0, `ip route get ${unrouted} must fail, not go out: ${r.stdout}`);
     assert.match(r.stderr, /unreachable|No route/i, `ip route get ${unrouted}`);
   }
+
+  assert.equal(readFileSync('/proc/sys/net/ipv4/ip_forward', 'utf8'), rootForwarding, 'the root namespace forwards as before');
+  assert.deepEqual(iptablesRules(), rootRules, 'the root namespace\'s iptables rules are untouched while up');
 
   const down = spawnSync(NODE_24, [CLI, 'down'], { encoding: 'utf8', timeout: DOWN_TIMEOUT_MS });
   assert.equal(down.status, 0, `down: exit ${down.status}\n${down.stderr}`);
@@ -90,30 +130,40 @@ test('up brings up a control plane on the block\'s addresses only; down leaves n
   assert.equal(readFileSync('/proc/self/mountinfo', 'utf8').split('\n').filter((l) => l.includes(clusterDir())).length, 0, 'no mount under the cluster\'s folder');
   assert.equal(existsSync(clusterDir()), false, 'the folder is gone');
   assert.deepEqual(leftovers(), [], 'down\'s own look finds nothing');
+  assert.deepEqual(iptablesRules(), rootRules, 'the root namespace\'s iptables rules as before');
 });
 
-/** `address:port` of every listening TCP socket the pids hold (IPv4 and IPv6, from /proc/net). */
-function listeningAddresses(pids: readonly number[]): string[] {
-  const inodes = new Set<string>();
+/** The root namespace's nat and filter rules (iptables-save without counters and comments). */
+function iptablesRules(): string[] {
+  return execFileSync('iptables-save', [], { encoding: 'utf8' }).split('\n').filter((l) => l !== '' && !l.startsWith('#')).map((l) => l.replace(/\[\d+:\d+\]/, '[0:0]'));
+}
+
+/**
+ * `address:port` of every listening TCP socket the pids hold, split by where: in the root network
+ * namespace, or in another (a node's). Each process's own view of /proc/net is read.
+ */
+function listeningAddresses(pids: readonly number[], rootNet: string): { root: string[]; node: string[] } {
+  // Lists, not sets: the same address:port in two nodes' namespaces is two sockets.
+  const found = { root: [] as string[], node: [] as string[] };
   for (const pid of pids) {
     try {
+      const inodes = new Set<string>();
       for (const fd of readdirSync(`/proc/${pid}/fd`)) {
         const m = /^socket:\[(\d+)\]$/.exec(safeReadlink(`/proc/${pid}/fd/${fd}`));
         if (m?.[1] !== undefined) inodes.add(m[1]);
+      }
+      const where = safeReadlink(`/proc/${pid}/ns/net`) === rootNet ? found.root : found.node;
+      for (const table of ['tcp', 'tcp6']) {
+        for (const line of readFileSync(`/proc/${pid}/net/${table}`, 'utf8').split('\n').slice(1)) {
+          const f = line.trim().split(/\s+/);
+          if (f[3] === '0A' && f[9] !== undefined && inodes.has(f[9])) where.push(decodeAddress(f[1] ?? '')); // 0A: LISTEN
+        }
       }
     } catch {
       // exited meanwhile
     }
   }
-  const found: string[] = [];
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const f = line.trim().split(/\s+/);
-      if (f[3] !== '0A' || f[9] === undefined || !inodes.has(f[9])) continue; // 0A: LISTEN
-      found.push(decodeAddress(f[1] ?? ''));
-    }
-  }
-  return found.sort();
+  return { root: found.root.sort(), node: found.node.sort() };
 }
 
 function safeReadlink(path: string): string {

@@ -18,6 +18,7 @@
 // | sa.key / sa.pub                    | RSA 2048                                  | service-account token signing    |
 // | <user>.crt, from clientCert()      | CN = user, O = each group                 | kubeconfigs (admin, components,  |
 // |                                    |                                           | each kubelet, kube-proxy)        |
+// | <name>.crt, from servingCert()     | CN = the node, SANs: its name and address | each kubelet's serving cert      |
 //
 // Keys are EC P-256 (fast to make: the whole PKI takes well under a second), except the
 // service-account key, RSA as kubeadm makes it. Everything is valid for VALID_DAYS and lives
@@ -44,6 +45,8 @@ export interface ClusterPki {
   readonly caPem: string;
   /** Writes `<name>.crt`/`<name>.key`, a client certificate of the cluster CA; returns their paths. */
   clientCert(name: string, user: string, groups?: readonly string[]): { cert: string; key: string };
+  /** Writes `<name>.crt`/`<name>.key`, a serving certificate of the cluster CA for `sans` (`IP:…`, `DNS:…`). */
+  servingCert(name: string, cn: string, sans: readonly string[]): { cert: string; key: string };
 }
 
 /**
@@ -78,6 +81,10 @@ export function createClusterPki(dir: string, address: string = BRIDGE_ADDRESS):
     clientCert(name, user, groups = []) {
       const subject = [...groups.map((g) => `/O=${escapeRdn(g)}`), `/CN=${escapeRdn(user)}`].join('');
       issue(dir, { name, ca: 'ca', subject, usage: 'clientAuth' });
+      return { cert: path(`${name}.crt`), key: path(`${name}.key`) };
+    },
+    servingCert(name, cn, sans) {
+      issue(dir, { name, ca: 'ca', subject: `/CN=${escapeRdn(cn)}`, usage: 'serverAuth', sans });
       return { cert: path(`${name}.crt`), key: path(`${name}.key`) };
     },
   };

@@ -20,6 +20,8 @@
 // |                                        | UNIMPLEMENTED Version when it connects                         |
 // | garble                                 | the lean decoder's exact error; the full decode (proto-loader) |
 // |                                        | and the kubelet's client fail too                              |
+// | a fault for one caller (user-agent)    | the lists garbled for nodepulse alone: the kubelet's client    |
+// |                                        | reads them whole; empty or with clear, refused                 |
 // | commands                               | a refused command names every problem and changes nothing; a   |
 // |                                        | fault changes only calls that start after it; one log line per |
 // |                                        | command and per fault, with counts                             |
@@ -50,7 +52,7 @@ import { requireContainerd, startContainerd, type ContainerdFixture } from '../f
 import { FixtureCriClient, FixtureCriError } from '../fixtures/fixture-cri-client.ts';
 import { linesWith, metricValue, pollUntil, startAgentProcess, startStandIn } from '../support/agent-process.ts';
 import { runCriClientProbe, type ProbeResult } from '../support/cri-client-probe.ts';
-import { criFaultProxyBinaries, requireGo, startCriFaultProxy } from '../support/cri-fault-proxy.ts';
+import { AGENT_USER_AGENT, criFaultProxyBinaries, KUBELET_USER_AGENT, requireGo, startCriFaultProxy } from '../support/cri-fault-proxy.ts';
 import { BUILD_TIMEOUT_MS, cacheRoot, CRI_FAULT_PROXY_MODULE, findGo, MAX_CACHE_ENTRIES, moduleHash, pruneCache } from '../../scripts/build-cri-fault-proxy.ts';
 import { REPO_ROOT } from '../support/agent-process.ts';
 import { hostRunSnapshot, namespaceLauncher, requireMountNamespace, shippedAgentSettings } from '../support/mount-namespace.ts';
@@ -386,6 +388,33 @@ test('the CRI fault proxy on a real containerd', { timeout: BUILD_BOUND_MS + 120
     assert.deepEqual(await productReading(via), await productReading(direct), 'clear restores the plain answers');
   });
 
+  await t.test('a fault for one caller: the lists garbled for nodepulse\'s client alone, the kubelet\'s client reads them whole', { timeout: SUBTEST_MS }, async () => {
+    const set = await proxy.command({ methods: ['lists'], fault: 'garble', userAgent: AGENT_USER_AGENT });
+    assert.deepEqual(set.faults.map((f) => [f.selector, f.fault, f.userAgent]), [
+      [LIST_CONTAINERS, 'garble', AGENT_USER_AGENT],
+      [LIST_PODS, 'garble', AGENT_USER_AGENT],
+    ]);
+    const relist = await criError(via.relist({ deadlineMs: CALL_MS }));
+    assert.match(relist.message, /^RuntimeService\/List(PodSandbox|Containers): answer could not be decoded: invalid wire type 7 at byte 1$/);
+    const kubelet = await runCriClientProbe(proxy.endpoint, 'kubelet');
+    assert.equal(kubelet.pods?.error, undefined, `the kubelet's client is not garbled: ${JSON.stringify(kubelet.pods?.error)}`);
+    const directPods = (await runCriClientProbe(cd.endpoint, 'kubelet')).pods?.value;
+    assert.ok(kubelet.pods?.value !== undefined && directPods !== undefined, 'precondition: both probes listed the pods');
+    // containerd lists sandboxes in no fixed order, so the two listings are compared by id.
+    assert.deepEqual(byId(kubelet.pods.value), byId(directPods), 'it reads what a direct caller reads');
+    const state = await proxy.state();
+    assert.equal(state.faults.find((f) => f.selector === LIST_PODS)?.applied, 1, 'only the product\'s ListPodSandbox met the fault, not the kubelet\'s');
+    const forKubelet = await proxy.command({ methods: [VERSION_METHOD], fault: 'fail', code: 'UNAVAILABLE', userAgent: KUBELET_USER_AGENT });
+    assert.equal(forKubelet.faults.find((f) => f.selector === VERSION_METHOD)?.userAgent, KUBELET_USER_AGENT);
+    assert.ok((await via.version({ deadlineMs: CALL_MS })).runtimeName !== '', 'a fault for the kubelet leaves the product\'s Version alone');
+    const refused = await proxy.control('POST', '/faults', JSON.stringify({ methods: [], fault: 'clear', userAgent: '' }));
+    assert.deepEqual(refused, { status: 400, body: { errors: ['userAgent: "" must not be given with clear (clear ends a selector\'s fault whoever it applies to)'] } });
+    const empty = await proxy.control('POST', '/faults', JSON.stringify({ methods: ['lists'], fault: 'hang', userAgent: '' }));
+    assert.deepEqual(empty, { status: 400, body: { errors: ['userAgent: "" must be the start of a user-agent, 1 to 256 bytes'] } });
+    await proxy.clear();
+    assert.deepEqual(await productReading(via), await productReading(direct), 'clear restores the plain answers');
+  });
+
   await t.test('commands: a refused one names every problem and changes nothing; a fault changes only calls that start after it; logs count', { timeout: SUBTEST_MS }, async () => {
     const refused = await proxy.control('POST', '/faults', JSON.stringify({ methods: ['ListPods'], fault: 'explode', delayMs: 5 }));
     assert.deepEqual(refused, {
@@ -417,15 +446,16 @@ test('the CRI fault proxy on a real containerd', { timeout: BUILD_BOUND_MS + 120
     const logs = proxy.logs();
     const commands = logs.filter((l) => l['msg'] === 'Command');
     assert.ok(commands.length >= 10, `one line per accepted command (${commands.length})`);
-    assert.equal(logs.filter((l) => l['msg'] === 'Command refused').length, 5, 'one line per refused command');
+    assert.equal(logs.filter((l) => l['msg'] === 'Command refused').length, 7, 'one line per refused command: five here, two in the caller subtest');
     const applied = logs.filter((l) => l['msg'] === 'Fault applied' && l['selector'] === LIST_PODS);
-    assert.deepEqual(applied.map((l) => l['fault']), ['hang', 'delay', 'garble'], 'one line when each fault first applies, not one per call');
+    assert.deepEqual(applied.map((l) => l['fault']), ['hang', 'delay', 'garble', 'garble'], 'one line when each fault first applies, not one per call (the second garble is the caller subtest\'s)');
     const ended = logs.filter((l) => l['msg'] === 'Fault ended' && l['selector'] === LIST_PODS);
     assert.deepEqual(ended.map((l) => [l['fault'], l['applied'], l['released'], l['reason']]), [
       ['hang', 3, 1, 'cleared'],
       ['delay', 2, 0, 'cleared'],
       ['garble', 4, 0, 'cleared'],
-    ], 'one line per fault ended, with its counts');
+      ['garble', 1, 0, 'cleared'],
+    ], 'one line per fault ended, with its counts: the caller subtest\'s garble met the product\'s call alone');
     assert.ok(logs.every((l) => typeof l['msg'] === 'string' && /^[A-Z]/.test(l['msg'])), 'constant messages, capitalised');
   });
 

@@ -7,7 +7,8 @@ package main
 //	                "byMethod": {"/runtime.v1.RuntimeService/Status": {"forwarded": n, "faulted": n}, …}}}
 //	POST /faults   {"methods": [selector…], "fault": "hang"|"delay"|"fail"|"garble"|"clear",
 //	                "delayMs": n (delay only), "code": name or number (fail only),
-//	                "message": text (fail only; optional)}
+//	                "message": text (fail only; optional),
+//	                "userAgent": the start of the callers' user-agent (optional; not with clear)}
 //	               → 200 {"faults": [...], "ended": [endedView…], "calls": {...}}
 //	               → 400 {"errors": ["key: value must be rule", …]}, one per problem; nothing changes
 //
@@ -29,12 +30,17 @@ import (
 // maxCommandBytes bounds a command's body; a real one is under a hundred bytes.
 const maxCommandBytes = 64 * 1024
 
+// maxUserAgentBytes bounds a command's userAgent; a real one is a library's name.
+const maxUserAgentBytes = 256
+
 type command struct {
 	Methods []string        `json:"methods"`
 	Fault   string          `json:"fault"`
 	DelayMs json.RawMessage `json:"delayMs"`
 	Code    json.RawMessage `json:"code"`
 	Message *string         `json:"message"`
+	// UserAgent narrows the fault to callers whose user-agent starts with it.
+	UserAgent *string `json:"userAgent"`
 }
 
 func controlHandler(p *proxy, log *slog.Logger) http.Handler {
@@ -71,7 +77,7 @@ func controlHandler(p *proxy, log *slog.Logger) http.Handler {
 			log.Info("Command", "fault", kind, "selectors", selectors, "ended", len(ended))
 		} else {
 			ended = p.faults.set(selectors, spec, time.Now())
-			log.Info("Command", "fault", kind, "selectors", selectors, "delayMs", spec.delay.Milliseconds(), "code", codeField(spec), "message", spec.message, "ended", len(ended))
+			log.Info("Command", "fault", kind, "selectors", selectors, "delayMs", spec.delay.Milliseconds(), "code", codeField(spec), "message", spec.message, "userAgent", spec.userAgent, "ended", len(ended))
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"faults": p.faults.snapshot(), "ended": ended, "calls": p.counts()})
 	})
@@ -142,6 +148,17 @@ func parseCommand(body []byte) (string, []string, faultSpec, []error) {
 		if cmd.Message != nil {
 			quoted, _ := json.Marshal(*cmd.Message)
 			problems = append(problems, fmt.Errorf("message: %s must be given only with fault fail", quoted))
+		}
+	}
+	if cmd.UserAgent != nil {
+		quoted, _ := json.Marshal(*cmd.UserAgent)
+		switch {
+		case kind == "clear":
+			problems = append(problems, fmt.Errorf("userAgent: %s must not be given with clear (clear ends a selector's fault whoever it applies to)", quoted))
+		case *cmd.UserAgent == "" || len(*cmd.UserAgent) > maxUserAgentBytes:
+			problems = append(problems, fmt.Errorf("userAgent: %s must be the start of a user-agent, 1 to %d bytes", quoted, maxUserAgentBytes))
+		default:
+			spec.userAgent = *cmd.UserAgent
 		}
 	}
 	return string(kind), selectors, spec, problems

@@ -20,6 +20,12 @@ package main
 // (/runtime.v1.RuntimeService/*), every method (*), or a named set (setNames). The most specific
 // selector in force wins: the method's own, then its service's, then *.
 //
+// A fault may also name a caller: the start of its user-agent (`nodepulse/` for nodepulse's
+// client, `grpc-go/` for the kubelet's). It then applies to that caller's calls alone;
+// any other caller's call is forwarded as if no fault were in force (and is not counted as
+// faulted). So a node's kubelet and its agent, on one socket, can meet different answers: an
+// answer only the agent's decoder is given garbled, say.
+//
 // Bounded: the table holds at most one fault per selector, and selectors are the commands'; calls
 // are counted, never kept.
 
@@ -79,6 +85,8 @@ type faultSpec struct {
 	delay   time.Duration
 	code    codes.Code
 	message string
+	// userAgent: the callers it applies to, by the start of their user-agent ("" = every caller).
+	userAgent string
 }
 
 // fault is a faultSpec in force on one selector.
@@ -101,7 +109,9 @@ type faultView struct {
 	DelayMs  *int64 `json:"delayMs,omitempty"`
 	Code     string `json:"code,omitempty"`
 	Message  string `json:"message,omitempty"`
-	Since    string `json:"since"`
+	// UserAgent: the callers the fault applies to ("" = every caller).
+	UserAgent string `json:"userAgent,omitempty"`
+	Since     string `json:"since"`
 	// Applied counts the calls the fault applied to, Held the calls a hang holds now.
 	Applied int64 `json:"applied"`
 	Held    int64 `json:"held"`
@@ -161,8 +171,9 @@ func sortedSetNames() []string {
 	return names
 }
 
-// lookup returns the fault a call of `method` starts under (nil: none), and counts it.
-func (t *faultTable) lookup(method string) *fault {
+// lookup returns the fault a call of `method` from a caller whose user-agent is `userAgent`
+// starts under (nil: none), and counts it.
+func (t *faultTable) lookup(method, userAgent string) *fault {
 	t.mu.Lock()
 	f := t.in[method]
 	if f == nil {
@@ -174,7 +185,7 @@ func (t *faultTable) lookup(method string) *fault {
 		f = t.in["*"]
 	}
 	t.mu.Unlock()
-	if f == nil {
+	if f == nil || !strings.HasPrefix(userAgent, f.userAgent) {
 		return nil
 	}
 	f.applied.Add(1)
@@ -233,11 +244,12 @@ func (t *faultTable) snapshot() []faultView {
 	views := make([]faultView, 0, len(t.in))
 	for _, f := range t.in {
 		v := faultView{
-			Selector: f.selector,
-			Fault:    string(f.kind),
-			Since:    f.since.UTC().Format(time.RFC3339Nano),
-			Applied:  f.applied.Load(),
-			Held:     f.held.Load(),
+			Selector:  f.selector,
+			Fault:     string(f.kind),
+			UserAgent: f.userAgent,
+			Since:     f.since.UTC().Format(time.RFC3339Nano),
+			Applied:   f.applied.Load(),
+			Held:      f.held.Load(),
 		}
 		switch f.kind {
 		case faultDelay:

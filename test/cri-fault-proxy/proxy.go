@@ -61,7 +61,13 @@ func (p *proxy) handle(_ any, in grpc.ServerStream) error {
 		return status.Error(codes.Internal, "cri-fault-proxy: no method name on the stream")
 	}
 	ctx := in.Context()
-	f := p.faults.lookup(method)
+	userAgent := ""
+	if md, ok := metadata.FromIncomingContext(ctx); ok {
+		if ua := md.Get("user-agent"); len(ua) > 0 {
+			userAgent = ua[0]
+		}
+	}
+	f := p.faults.lookup(method, userAgent)
 	p.calls.add(method, f != nil)
 	if f == nil {
 		return p.forward(ctx, method, in, nil)

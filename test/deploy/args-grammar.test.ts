@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { loadAgentConfig } from '../../src/config/load-agent-config.ts';
-import { parseControllerFlags } from '../../src/controller/controller-command.ts';
+import { parseControllerFlags } from '../../src/cli/controller-command.ts';
 import { helmRunner, only, renderKustomizeOverlay, type K8sObject } from './render.ts';
 
 const helm = helmRunner();
@@ -20,7 +20,7 @@ function argsOf(objects: readonly K8sObject[], kind: 'DaemonSet' | 'Deployment')
   return spec.template.spec.containers[0]?.args ?? [];
 }
 
-test("the agent reads every arg the DaemonSet is rendered with (kustomize, and Helm with every agent value)", async () => {
+test("the agent reads every arg the DaemonSet is rendered with (kustomize, and Helm with every agent value)", () => {
   const renders: Array<[string, readonly K8sObject[]]> = [
     ['kustomize deploy/base', renderKustomizeOverlay(['deploy/base'], [])],
     [
@@ -43,7 +43,7 @@ test("the agent reads every arg the DaemonSet is rendered with (kustomize, and H
   ];
   for (const [what, objects] of renders) {
     const args = argsOf(objects, 'DaemonSet');
-    const loaded = await loadAgentConfig({ argv: args, env: POD_ENV, readFile: () => '' });
+    const loaded = loadAgentConfig({ argv: args, env: POD_ENV, readFile: () => '' });
     assert.ok(loaded.ok, `${what}: ${args.join(' ')}: ${loaded.ok ? '' : loaded.error.lines.join('; ')}`);
     if (what.startsWith('helm')) {
       assert.equal(args.length, 12, `precondition: every value became a flag (${args.join(' ')})`);

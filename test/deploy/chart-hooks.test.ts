@@ -16,8 +16,8 @@
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { runCleanup } from '../../src/cleanup/cleanup-command.ts';
-import { parseVerifyFlags } from '../../src/fleet/verify-command.ts';
+import { runCleanup } from '../../src/cli/cleanup-command.ts';
+import { parseVerifyFlags } from '../../src/cli/verify-command.ts';
 import { allowedArchitectures, grantsOf } from './agent-manifest-checks.ts';
 import { restrictedViolations, type PodSpecShape } from './pod-security.ts';
 import { helmRunner, hookObjects, isHook, only, withoutHooks, type K8sObject } from './render.ts';

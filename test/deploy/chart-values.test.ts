@@ -26,7 +26,7 @@ const CASES: readonly Case[] = [
   { set: ['agent.relistThreshold=-5s'], says: /- agent\.relistThreshold: Does not match pattern/, agent: ['--relist-threshold=-5s'] },
   { set: ['controller.replicas=two'], says: /- controller\.replicas: Invalid type\. Expected: integer, given: string/ },
   { set: ['updateStrategy.maxUnavailable=-3'], says: /- updateStrategy\.maxUnavailable: Must be greater than or equal to 0/ },
-  { set: ['agent.relistDeadline=5m'], says: /^agent\.relistDeadline: 5m must be shorter than agent\.relistThreshold \(3m0s\)$/m, agent: ['--relist-deadline=5m'] },
+  { set: ['agent.relistDeadline=5m'], says: /^agent\.relistDeadline: 5m must be shorter than agent\.relistThreshold \(1m0s\)$/m, agent: ['--relist-deadline=5m'] },
   // values.schema.json: types, enums, patterns, ranges, unknown values.
   { set: ['agent.relistDeadline=5'], says: /- agent\.relistDeadline: Invalid type\. Expected: string, given: integer/, agent: ['--relist-deadline=5'] },
   { set: ['agent.logLevel=loud'], says: /- agent\.logLevel: agent\.logLevel must be one of the following: "", "fatal"/, agent: ['--log-level=loud'] },
@@ -57,13 +57,13 @@ const CASES: readonly Case[] = [
   { set: ['agent.maxMessageSize=512'], says: /- agent\.maxMessageSize: Must be greater than or equal to 1024/, agent: ['--max-message-size=512'] },
   { set: ['leaseNamespace=kube-node-lease'], says: /^leaseNamespace: kube-node-lease must be a namespace other than kube-node-lease/m, agent: ['--lease-namespace=kube-node-lease'] },
   // The agent's cross-field rules.
-  { set: ['agent.relistPeriod=5m'], says: /^agent\.relistPeriod: 5m must be shorter than agent\.relistThreshold \(3m0s\)$/m, agent: ['--relist-period=5m'] },
-  { set: ['agent.stuckWindow=50s'], says: /^agent\.stuckWindow: 50s must be longer than agent\.relistDeadline \(1m0s\)$/m, agent: ['--stuck-window=50s'] },
+  { set: ['agent.relistPeriod=5m'], says: /^agent\.relistPeriod: 5m must be shorter than agent\.relistThreshold \(1m0s\)$/m, agent: ['--relist-period=5m'] },
+  { set: ['agent.stuckWindow=15s'], says: /^agent\.stuckWindow: 15s must be longer than agent\.relistDeadline \(20s\)$/m, agent: ['--stuck-window=15s'] },
   { set: ['agent.idleWindow=4s'], says: /^agent\.statusPeriod: 5s must be shorter than agent\.idleWindow \(4s\)$/m, agent: ['--idle-window=4s'] },
   { set: ['agent.leaseDuration=200s'], says: /^agent\.renewInterval: 50s \(agent\.leaseDuration × 0\.25\) must be shorter than agent\.idleWindow \(30s\) with 4% jitter added/m, agent: ['--lease-duration=200s'] },
   { set: ['agent.renewInterval=45s', 'agent.idleWindow=1m', 'controller.grace=2m'], says: /^agent\.renewInterval: 45s must be shorter than agent\.leaseDuration \(40s\)$/m, agent: ['--renew-interval=45s', '--idle-window=1m'] },
   { set: ['agent.leaseRecheck=30s'], says: /^agent\.leaseRecheck: 30s must be shorter than agent\.idleWindow \(30s\)$/m, agent: ['--lease-recheck=30s'] },
-  { set: ['agent.statusDeadline=2m'], says: /^agent\.statusDeadline: 2m must be shorter than agent\.stuckWindow \(1m30s \(agent\.relistDeadline \+ 30s\)\)$/m, agent: ['--status-deadline=2m'] },
+  { set: ['agent.statusDeadline=2m'], says: /^agent\.statusDeadline: 2m must be shorter than agent\.stuckWindow \(50s \(agent\.relistDeadline \+ 30s\)\)$/m, agent: ['--status-deadline=2m'] },
   { set: ['agent.apiTimeout=45s'], says: /^agent\.apiTimeout: 45s must be no longer than agent\.leaseDuration \(40s\)$/m, agent: ['--api-timeout=45s'] },
   // The controller's rules, and the one rule across the agent and its lease readers.
   { set: ['controller.grace=5s'], says: /^controller\.monitorPeriod: 5s must be shorter than controller\.grace \(5s\)$/m },
@@ -113,14 +113,14 @@ test('helm lint --strict fails on a value the schema refuses, and reports a brok
   // Helm's lint renders templates leniently: a template `fail` is logged as [INFO], not an error.
   // helm template, install and upgrade do fail on it (the first test).
   const crossField = helm.lintOutcome(['agent.relistDeadline=5m']);
-  assert.match(crossField.output, /\[INFO\] Fail: \nagent\.relistDeadline: 5m must be shorter than agent\.relistThreshold \(3m0s\)/);
+  assert.match(crossField.output, /\[INFO\] Fail: \nagent\.relistDeadline: 5m must be shorter than agent\.relistThreshold \(1m0s\)/);
 });
 
 test('values that meet every rule render, the edge cases included', () => {
   for (const set of [
     [],
     ['agent.startupGrace=0s'],
-    ['agent.relistDeadline=2m59s'],
+    ['agent.relistDeadline=59s'],
     ['agent.apiTimeout=40s'],
     ['agent.maxMessageSize=1Ki'],
     ['agent.maxMessageSize=2147483647'],

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { parse } from 'yaml';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { runController } from '../../src/controller/controller-command.ts';
+import { runController } from '../../src/cli/controller-command.ts';
 import { grantsOf } from './agent-manifest-checks.ts';
 import { assertControllerDeployment, controllerPodProjection, expectedControllerGrants, TAINT_GRANT } from './controller-manifest-checks.ts';
 import { CHART_DIR, helmRunner, only, REPO_ROOT, renderKustomize, renderKustomizeOverlay, type K8sObject } from './render.ts';

@@ -8,6 +8,7 @@ import { after, test } from 'node:test';
 import { agentExposition, controllerExposition, declaredSeriesNamesOf, queryableNames } from './agent-metric-names.ts';
 import { DASHBOARD_FILE, dashboardMetricUses, unknownNames, usesOf } from './metric-uses.ts';
 import { HELM_ALL_COMPONENTS, helmRunner, only, renderKustomize } from './render.ts';
+import { shippedAgentConfig } from '../matrix/shipped-defaults.ts';
 
 interface Target {
   expr?: string;
@@ -67,11 +68,23 @@ test('a node template variable drives the per-node drill-down', () => {
   }
 });
 
-test('the fleet row shows nodes renewing and withheld; the relist rows show the heatmap, failures by reason and containers by state', () => {
+test('the fleet row shows nodes renewing and withheld and agents that cannot observe; the relist rows show the heatmap, failures by reason and containers by state', () => {
   const byTitle = new Map(panels.map((p) => [p.title, p]));
   const expr = (title: string): string => byTitle.get(title)?.targets?.map((t) => t.expr).join('\n') ?? '';
   assert.match(expr('Nodes renewing'), /nodepulse_lease_renewing/);
   assert.match(expr('Nodes withheld'), /nodepulse_lease_renewing\{[^}]*\} == 0/);
+  // An agent that cannot observe its runtime is the agent's or its install's fault, counted apart
+  // from runtimes judged unhealthy, and shown per node beside the lease and the runtime.
+  assert.match(expr('Agents that cannot observe'), /^count\(nodepulse_runtime_observable\{job="nodepulse"\} == 0\) or vector\(0\)$/);
+  assert.match(expr('Lease renewing, agent alive, runtime healthy and runtime observable'), /max by \(node\) \(nodepulse_runtime_observable\{job="nodepulse", node=~"\$node"\}\)/);
+  const fleetRow = panels.filter((p) => p.type !== 'row' && p.gridPos?.y === 1).sort((a, b) => (a.gridPos?.x ?? 0) - (b.gridPos?.x ?? 0));
+  assert.equal(fleetRow.length, 7, 'precondition: the fleet row\'s stats');
+  let x = 0;
+  for (const p of fleetRow) {
+    assert.equal(p.gridPos?.x, x, `${p.title} starts where the stat before it ends`);
+    x += p.gridPos?.w ?? 0;
+  }
+  assert.equal(x, 24, 'the fleet row fills the dashboard\'s width');
   assert.equal(byTitle.get('Relist duration')?.type, 'heatmap');
   assert.match(expr('Relist duration'), /nodepulse_relist_duration_seconds_bucket/);
   assert.match(expr('Relist failures by reason'), /sum by \(reason\) \(rate\(nodepulse_relist_failures_total/);
@@ -104,4 +117,13 @@ test('kustomize (grafana-dashboard) and helm (grafanaDashboard.enabled) ship the
   const relabelled = only(helm.template(['grafanaDashboard.enabled=true', 'grafanaDashboard.labels.dashboards=nodepulse', 'grafanaDashboard.annotations.grafana_folder=Nodes']), 'ConfigMap');
   assert.equal(relabelled.metadata.labels?.['dashboards'], 'nodepulse');
   assert.deepEqual(relabelled['metadata'] as unknown as { annotations: unknown }, { ...(relabelled['metadata'] as object), annotations: { grafana_folder: 'Nodes' } });
+});
+
+test("the time-since-last-relist panel turns red at the agent's default relist threshold", () => {
+  const panel = panels.find((p) => p.title === 'Time since last successful relist') as (Panel & { description?: string; fieldConfig?: { defaults?: { thresholds?: { steps?: Array<{ color: string; value: number | null }> } } } }) | undefined;
+  assert.ok(panel !== undefined, 'precondition: the panel is there');
+  const red = panel.fieldConfig?.defaults?.thresholds?.steps?.find((s) => s.color === 'red')?.value;
+  const thresholdS = shippedAgentConfig().relistThresholdMs / 1000;
+  assert.equal(red, thresholdS, 'the red step is the threshold, in seconds');
+  assert.match(panel.description ?? '', new RegExp(`\\(${thresholdS / 60}m by default\\)`), 'the description names it');
 });

@@ -79,3 +79,18 @@ test('the stated per-node rate is one renewal per renew interval plus a GET and 
   assert.equal(Number(stated[1]), Math.round(perNode * 1000) / 1000);
   assert.deepEqual([Number(stated[2]), Number(stated[3])], [Math.round(perNode * 2000), Math.round(perNode * 5000)]);
 });
+
+test('the seats a fleet keeps busy are the stated rate times the seat time measured in the cost table, and the nodes the level carries follow', () => {
+  const docs = readFileSync(join(REPO_ROOT, 'docs', 'install.md'), 'utf8').replace(/\s+/g, ' ');
+  const rate = /About [\d.]+ requests\/s per node: ([\d,]+)\/s for 2,000 nodes, ([\d,]+)\/s for 5,000/.exec(docs);
+  const sizing = /measured ([\d.]+) ms for an agent's renewal .*? so 5,000 nodes keep about ([\d.]+) seats busy on average and 2,000 nodes ([\d.]+)\. At that service time the (\d+) seats carry about ([\d,]+) nodes/.exec(docs);
+  const table = /\| nodepulse agents \(merge PATCH, HTTP\/1\.1 JSON\) \|(?: [^|]+ \|){5} ([\d.]+) ms/.exec(docs);
+  assert.ok(rate && sizing && table, 'precondition: docs/install.md states the per-node rate, the sizing sentence and the cost table');
+  const seatS = Number(sizing[1]) / 1000;
+  assert.equal(Number(sizing[1]), Number(table[1]), 'the sizing takes the seat time the cost table measured');
+  assert.deepEqual([Number(sizing[2]), Number(sizing[3])], [Math.round(Number(rate[2]) * seatS * 10) / 10, Math.round(Number(rate[1]) * seatS * 10) / 10]);
+  const seats = Number(/ceil\(600 × \d+ \/ \d+\) = (\d+) seats/.exec(docs)?.[1]);
+  assert.equal(Number(sizing[4]), seats, 'the nominal seats of the sum above');
+  const carried = (seats / seatS) * (5_000 / Number(rate[2]));
+  assert.equal(Number((sizing[5] ?? '').replace(',', '')), Math.round(carried / 100) * 100, `about ${carried.toFixed(0)} nodes`);
+});

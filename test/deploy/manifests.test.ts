@@ -316,3 +316,18 @@ test('minReadySeconds is longer than the latest a liveness failure after the sta
     assert.ok((spec.minReadySeconds ?? 0) > bound.seconds, `minReadySeconds ${spec.minReadySeconds} must be longer than ${bound.text}`);
   }
 });
+
+test('the controller\'s memory covers its steady state at 5,000 Nodes on the real API server in docs/bench.md: a request of its RSS plus 20 %, a limit twice its RSS', () => {
+  const bench = readFileSync(join(REPO_ROOT, 'docs', 'bench.md'), 'utf8');
+  const row = /^\| [^|]*\(this build\) \| [\d.]+ \| [\d.]+ s \| [\d.]+; [\d.]+ \/ ([\d.]+) MiB/m.exec(bench);
+  assert.ok(row, 'precondition: docs/bench.md has the real API server\'s table with this build\'s controller (RSS at sync; steady median / max)');
+  const rssMiB = Number(row[1]);
+  for (const objects of [kustomizeAll, helmAll]) {
+    const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata?.name?.endsWith('-controller') === true);
+    const resources = (deployment?.['spec'] as { template: { spec: { containers: Array<{ resources: { requests: Record<string, string>; limits: Record<string, string> } }> } } } | undefined)
+      ?.template.spec.containers[0]?.resources;
+    assert.ok(resources, 'precondition: the render has the controller Deployment, with resources');
+    assert.ok(mebibytes(resources.requests['memory'] ?? '0') >= 1.2 * rssMiB, `memory request ${resources.requests['memory']} must be at least ${rssMiB} MiB + 20 %`);
+    assert.ok(mebibytes(resources.limits['memory'] ?? '0') >= 2 * rssMiB, `memory limit ${resources.limits['memory']} must be at least twice ${rssMiB} MiB`);
+  }
+});

@@ -173,14 +173,15 @@ function chartExprs(sets: readonly string[]): Record<string, string> {
 }
 
 /** The values chart-rules.test.yaml is written for. */
-const CHART_RULES_VALUES = ['agent.relistDeadline=20s', 'controller.grace=30s', 'monitoring.prometheusRule.fleetUnhealthyPercent=25', 'image.architectures={amd64}'];
+const CHART_RULES_VALUES = ['agent.relistDeadline=30s', 'controller.grace=30s', 'monitoring.prometheusRule.fleetUnhealthyPercent=25', 'image.architectures={amd64}'];
 
 test('the chart\'s thresholds follow the values they depend on: the relist deadline, the readers\' grace, the fleet share and the image\'s architectures', () => {
   const defaults = chartExprs([]);
   const changed = chartExprs(CHART_RULES_VALUES);
-  assert.match(defaults['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 30 /);
-  assert.match(changed['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 10 /);
-  assert.match(changed['NodePulseRelistSlow'] ?? '', /\) > 3\.333 /);
+  assert.match(defaults['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 10 /);
+  assert.match(defaults['NodePulseRelistSlow'] ?? '', /\) > 3\.333 /);
+  assert.match(changed['NodePulseRelistHung'] ?? '', /_seconds\{job="nodepulse"\} > 15 /);
+  assert.match(changed['NodePulseRelistSlow'] ?? '', /\) > 5 /);
   assert.match(changed['NodePulseLeaseNotRenewing'] ?? '', /_seconds\{job="nodepulse"\} > 30 /);
   assert.match(defaults['NodePulseFleetRuntimeUnhealthy'] ?? '', /\n\s*> 10 /);
   assert.match(changed['NodePulseFleetRuntimeUnhealthy'] ?? '', /\n\s*> 25 /);
@@ -188,7 +189,7 @@ test('the chart\'s thresholds follow the values they depend on: the relist deadl
   assert.match(changed['NodePulseAgentMissing'] ?? '', /kube_node_labels\{label_kubernetes_io_arch!~"amd64\|"\}/);
   const untouched = Object.keys(defaults).filter((a) => !['NodePulseRelistHung', 'NodePulseRelistSlow', 'NodePulseLeaseNotRenewing', 'NodePulseFleetRuntimeUnhealthy', 'NodePulseAgentMissing'].includes(a));
   assert.deepEqual(untouched.filter((a) => defaults[a] !== changed[a]), [], 'no other expression moves');
-  assert.match(chartExprs(['agent.relistDeadline=2m'])['NodePulseRelistHung'] ?? '', / > 60 /);
+  assert.match(chartExprs(['agent.relistDeadline=50s'])['NodePulseRelistHung'] ?? '', / > 25 /);
   const anyArch = chartExprs(['image.architectures=null'])['NodePulseAgentMissing'] ?? '';
   assert.match(anyArch, /label_kubernetes_io_os/, 'precondition: the rest of the expression stays');
   assert.doesNotMatch(anyArch, /label_kubernetes_io_arch/, 'no architecture rule on the DaemonSet, no architecture clause in the alert');
@@ -211,7 +212,7 @@ test('NodePulseAgentMissing reads the list the DaemonSet\'s architecture rule is
   }
 });
 
-test('promtool test rules passes on the chart\'s rules rendered with non-default values (a 20s relist deadline, a 30s grace, a 25 % fleet share, amd64 alone)', (t) => {
+test('promtool test rules passes on the chart\'s rules rendered with non-default values (a 30s relist deadline, a 30s grace, a 25 % fleet share, amd64 alone)', (t) => {
   const tools = requireExecutables(t, ['promtool']);
   if (tools === undefined) return;
   const helm = helmRunner();

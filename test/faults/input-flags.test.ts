@@ -12,10 +12,10 @@ import { runAgentCommand } from '../../src/cli/agent-command.ts';
 import { runCheck } from '../../src/cli/check-command.ts';
 import type { CommandIo } from '../../src/cli/command-io.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { runCleanup } from '../../src/cleanup/cleanup-command.ts';
-import { runController } from '../../src/controller/controller-command.ts';
-import { runDemo } from '../../src/demo/demo-command.ts';
-import { runFleet } from '../../src/fleet/fleet-command.ts';
+import { runCleanup } from '../../src/cli/cleanup-command.ts';
+import { runController } from '../../src/cli/controller-command.ts';
+import { runDemo } from '../../src/cli/demo-command.ts';
+import { runFleet } from '../../src/cli/fleet-command.ts';
 import { runBuiltCli } from '../support/run-cli.ts';
 
 type Run = (argv: string[], io: CommandIo, signal: AbortSignal) => Promise<number>;
@@ -66,7 +66,7 @@ const COMMANDS: ReadonlyArray<{ name: string; run: Run; rows: readonly Row[] }> 
       { argv: [...N, '--lease-recheck', '0'], lines: ['leaseRecheck: 0 must be longer than 0s (from --lease-recheck)'] },
       { argv: [...N, '--relist-period', '1500us'], lines: ['relistPeriod: 1500us must be a whole number of milliseconds (from --relist-period)'] },
       { argv: [...N, '--relist-threshold', '25h'], lines: ['relistThreshold: 25h must be at most 24h0m0s (from --relist-threshold)'] },
-      { argv: [...N, '--relist-deadline', '5m'], lines: ['relistDeadline: 5m must be shorter than relistThreshold (3m0s)'] },
+      { argv: [...N, '--relist-deadline', '5m'], lines: ['relistDeadline: 5m must be shorter than relistThreshold (1m0s)'] },
       { argv: [...N, '--idle-window', '30'], lines: [`idleWindow: 30 must be ${DURATION} (from --idle-window)`] },
       { argv: [...N, '--stuck-window=-1s'], lines: [`stuckWindow: -1s must be ${DURATION} (from --stuck-window)`] },
       { argv: [...N, '--max-message-size', '16MB'], lines: ['maxMessageSize: 16MB must be a byte size such as 16777216 or 16Mi (from --max-message-size)'] },

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { SystemClock, type Clock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_DONE, POD_POLL_MS, runCleanup } from '../../src/cleanup/cleanup-command.ts';
+import { EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_CLEAN, EXIT_NOT_DONE, POD_POLL_MS, runCleanup } from '../../src/cli/cleanup-command.ts';
 import type { AccessRule } from '../../src/stand-ins/api-server/auth.ts';
 import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
 import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';

@@ -47,7 +47,7 @@ const { graceMs: GRACE_MS, monitorPeriodMs: MONITOR_MS, leaseDurationMs: LEASE_M
 /** The elector adds up to 20 % jitter to every retry (RETRY_JITTER in src/election/leader-elector.ts). */
 const RETRY_JITTER = 0.2;
 const THRESHOLD_MS = 5_000;
-/** The agent's renew interval and its condition loop's period (DEFAULT_PERIOD_MS in src/condition/node-condition.ts). */
+/** The agent's renew interval and its condition loop's period (the relist period, which the agent gives its condition loop). */
 const RENEW_MS = 1_000;
 const CONDITION_PERIOD_MS = 1_000;
 const AGENT_ARGS = [

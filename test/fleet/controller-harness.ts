@@ -61,6 +61,8 @@ export interface ControllerProcessOptions {
   readonly timings: ControllerTimings;
   /** More flags, e.g. ['--max-writes-per-second', '20']. */
   readonly args?: readonly string[];
+  /** The CLI to run: src/cli/main.ts (type stripping) by default, or the built dist/src/cli/main.js. */
+  readonly main?: string;
 }
 
 export interface ControllerProcess {
@@ -105,7 +107,7 @@ export function controllerArgs(o: ControllerProcessOptions): string[] {
 
 /** Spawns a controller replica and resolves once it logged `Controller started`. */
 export async function startControllerProcess(t: Pick<TestContext, 'after'>, options: ControllerProcessOptions): Promise<ControllerProcess> {
-  const child = spawn(NODE_24, [join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...controllerArgs(options)], {
+  const child = spawn(NODE_24, [options.main ?? join(REPO_ROOT, 'src', 'cli', 'main.ts'), 'controller', ...controllerArgs(options)], {
     cwd: REPO_ROOT,
     env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', HOME: process.env['HOME'] ?? '/root' },
     stdio: ['ignore', 'pipe', 'pipe'],

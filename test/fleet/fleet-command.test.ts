@@ -12,7 +12,7 @@ import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-se
 import { KUBECONFIG_CONTEXT, kubeconfigDocument, writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { EXIT_ALL_FRESH, EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_NOT_FRESH, runFleet } from '../../src/fleet/fleet-command.ts';
+import { EXIT_ALL_FRESH, EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_NOT_FRESH, runFleet } from '../../src/cli/fleet-command.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
 
@@ -25,8 +25,8 @@ interface Fixture {
   readonly dir: string;
 }
 
-async function fixture(t: TestContext, nowMicros: number): Promise<Fixture> {
-  const server = await startApiServer({ clock: real });
+async function fixture(t: TestContext, nowMicros: number, options: { readonly watchList?: boolean } = {}): Promise<Fixture> {
+  const server = await startApiServer({ clock: real, ...options });
   const dir = mkdtempSync(join(tmpdir(), 'nodepulse-fleet-'));
   t.after(async () => {
     await server.close();
@@ -136,13 +136,32 @@ test('fleet: a --context the kubeconfig does not define exits 2 naming the conte
   assert.equal(f.server.requests.all().length, 0, 'nothing was asked of the API');
 });
 
+test('fleet: a single listing reads a streaming list where served, and pages where refused, to the same verdicts', async (t) => {
+  const outputs: string[] = [];
+  for (const watchList of [true, false]) {
+    const now = real.wallMicros();
+    const f = await fixture(t, now, { watchList });
+    const c = capture();
+    assert.equal(await runFleet(['--kubeconfig', f.kubeconfig, '-o', 'json'], { ...c.io, env: {} }), EXIT_NOT_FRESH, c.err.join(''));
+    const asked = f.server.requests.all().map((r) => `${r.status ?? 0} ${r.path}${r.query['watch'] === 'true' ? ' watch' : ''}${r.query['sendInitialEvents'] === 'true' ? ' streaming' : ''}${r.query['limit'] === undefined ? '' : ' limit'}`).sort();
+    assert.deepEqual(asked, watchList
+      ? [`200 /api/v1/nodes watch streaming`, `200 /apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases watch streaming`]
+      : [`200 /api/v1/nodes limit`, `200 /apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases limit`,
+          `422 /api/v1/nodes watch streaming`, `422 /apis/coordination.k8s.io/v1/namespaces/${LEASE_NAMESPACE}/leases watch streaming`]);
+    const doc = JSON.parse(c.out.join('')) as { nodes: JsonNode[] };
+    outputs.push(JSON.stringify(doc.nodes.map((n) => [n.node, n.verdict, n.judged, n.notJudged ?? '', n.cordoned, n.condition?.reason ?? ''])));
+  }
+  assert.equal(outputs[0], outputs[1]);
+  assert.equal(JSON.parse(outputs[0] ?? '[]').length, 7, 'precondition: every node of the fixture is reported');
+});
+
 test('fleet: an API that answers with an error is exit 3, not a verdict', async (t) => {
   const f = await fixture(t, real.wallMicros());
   f.server.auth.setTokens({ 'some-other-token': 'someone' });
   const c = capture();
   const code = await runFleet(['--kubeconfig', f.kubeconfig], { ...c.io, env: {} });
   assert.equal(code, EXIT_API_FAILED);
-  assert.match(c.err.join(''), /^nodepulse fleet: LIST \/\S+: HTTP 401 Unauthorized: Unauthorized\n$/);
+  assert.match(c.err.join(''), /^nodepulse fleet: LIST \/\S+: HTTP 401 Unauthorized: Unauthorized\n$/, 'refused on the streaming list, then on the pages it falls back to');
   assert.deepEqual(c.out, []);
 });
 
@@ -211,7 +230,7 @@ test('fleet: --observe judges on the reader\'s clock: a lease that moves is Fres
 
 test('fleet: runs as a kubectl plugin through the real kubectl', async (t) => {
   const main = join(ROOT, 'dist', 'src', 'cli', 'main.js');
-  const fleetJs = join(ROOT, 'dist', 'src', 'fleet', 'fleet-command.js');
+  const fleetJs = join(ROOT, 'dist', 'src', 'cli', 'fleet-command.js');
   if (!existsSync(main) || !existsSync(fleetJs)) {
     if (process.env['CI'] === 'true') throw new Error(`precondition: ${main} must be built (npm run build) before the tests`);
     t.skip('needs npm run build (dist/src/cli/main.js)');

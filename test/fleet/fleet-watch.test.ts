@@ -10,7 +10,7 @@ import { startApiServer } from '../../src/stand-ins/api-server/api-server.ts';
 import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { runFleet } from '../../src/fleet/fleet-command.ts';
+import { runFleet } from '../../src/cli/fleet-command.ts';
 import { agentLease, realisticNode } from './fleet-fixtures.ts';
 
 const real = new SystemClock();

@@ -1,5 +1,6 @@
 // The list-watch informer against the API stand-in: it restarts after errors, relists after a
-// 410 Expired, and reports what changed while it was away.
+// 410 Expired, and reports what changed while it was away; it starts with one streaming list where
+// the server serves it, and lists in pages where the server refuses it (WatchList off).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startApiServer } from '../../src/stand-ins/api-server/api-server.ts';
@@ -23,7 +24,7 @@ async function until(what: string, ok: () => boolean, clock: ManualClock): Promi
   assert.fail(`precondition: ${what} within the poll bound`);
 }
 
-test('informer: restarts after the API goes away and after a failed list, relists after 410 Expired, and replays deletions', async (t) => {
+test('informer, listing in pages: restarts after the API goes away and after a failed list, relists after 410 Expired, and replays deletions', async (t) => {
   const server = await startApiServer({ clock: real, historySize: 3, watchTimeoutMs: 300 });
   const clock = new ManualClock();
   const target = targetFor(server.url);
@@ -36,7 +37,7 @@ test('informer: restarts after the API goes away and after a failed list, relist
   put('a', 1_000_000);
   put('b', 1_000_000);
   const informer = new Informer<Lease, string | undefined>({
-    source: kubeListWatch<Lease>({ client, path: PATH, labelSelector: 'nodepulse.io/role=node-lease' }),
+    source: kubeListWatch<Lease>({ client, path: PATH, labelSelector: 'nodepulse.io/role=node-lease', streamingList: false }),
     clock,
     project: (l) => l.spec?.renewTime,
     onEvent: (e) => events.push(e),
@@ -72,4 +73,72 @@ test('informer: restarts after the API goes away and after a failed list, relist
   for (let i = 0; i < 5; i++) server.store.put({ apiVersion: 'v1', kind: 'Node', metadata: { name: `n${i}` } });
   await until('a relist after 410', () => informer.counts.lists === lists + 1, clock);
   assert.equal(informer.store.get('a'), '1970-01-01T00:00:09.000000Z');
+});
+
+test('informer, streaming: one WATCH with sendInitialEvents and no LIST, changes on the same stream, and after the API goes away a new stream that reports the deletion', async (t) => {
+  const server = await startApiServer({ clock: real });
+  const clock = new ManualClock();
+  const client = new KubeClient({ target: targetFor(server.url), clock });
+  const abort = new AbortController();
+  const events: Array<InformerEvent<string | undefined>> = [];
+  const put = (name: string, micros: number): void => {
+    server.store.put(agentLease(name, micros) as Parameters<typeof server.store.put>[0]);
+  };
+  put('a', 1_000_000);
+  put('b', 1_000_000);
+  const informer = new Informer<Lease, string | undefined>({
+    source: kubeListWatch<Lease>({ client, path: PATH, labelSelector: 'nodepulse.io/role=node-lease' }),
+    clock,
+    project: (l) => l.spec?.renewTime,
+    onEvent: (e) => events.push(e),
+  });
+  const running = informer.run(abort.signal);
+  t.after(async () => {
+    abort.abort();
+    await running;
+    client.close();
+    await server.close();
+  });
+  await until('the streaming list', () => informer.synced && informer.store.size === 2, clock);
+  put('a', 2_000_000);
+  await until('a change on the same stream', () => informer.store.get('a') === '1970-01-01T00:00:02.000000Z', clock);
+  const asked = server.requests.all().filter((r) => r.path === PATH).map((r) => `${r.method} ${JSON.stringify(r.query)}`);
+  assert.equal(asked.length, 1, `one request: ${asked.join(', ')}`);
+  assert.match(asked[0] ?? '', /^GET \{.*"sendInitialEvents":"true","resourceVersionMatch":"NotOlderThan","allowWatchBookmarks":"true".*"watch":"true"\}$/);
+  assert.doesNotMatch(asked[0] ?? '', /"resourceVersion"/, 'no resourceVersion: a consistent list');
+  assert.deepEqual(informer.counts, { lists: 1, watches: 1 });
+
+  await server.stopListening();
+  server.store.delete('leases', LEASE_NAMESPACE, 'b');
+  await real.sleep(20);
+  await clock.advance(1_000);
+  await server.startListening();
+  await until('a new stream', () => !informer.store.has('b'), clock);
+  assert.ok(events.some((e) => e.type === 'delete' && e.key === 'b'), 'the deletion while away was reported');
+  assert.equal(server.requests.all().filter((r) => r.path === PATH && r.query['watch'] !== 'true').length, 0, 'never a LIST');
+});
+
+test('informer, streaming refused (the WatchList gate off): the 422, then a LIST in pages and a WATCH from its resourceVersion', async (t) => {
+  const server = await startApiServer({ clock: real, watchList: false });
+  const clock = new ManualClock();
+  const client = new KubeClient({ target: targetFor(server.url), clock });
+  const abort = new AbortController();
+  server.store.put(agentLease('a', 1_000_000) as Parameters<typeof server.store.put>[0]);
+  const informer = new Informer<Lease, string | undefined>({
+    source: kubeListWatch<Lease>({ client, path: PATH, labelSelector: 'nodepulse.io/role=node-lease' }),
+    clock,
+    project: (l) => l.spec?.renewTime,
+  });
+  const running = informer.run(abort.signal);
+  t.after(async () => {
+    abort.abort();
+    await running;
+    client.close();
+    await server.close();
+  });
+  await until('the paged list', () => informer.synced && server.requests.all().filter((r) => r.path === PATH).length === 3, clock);
+  const asked = server.requests.all().filter((r) => r.path === PATH).map((r) => [r.status, r.query['sendInitialEvents'] ?? '', r.query['limit'] ?? '', r.query['watch'] ?? '', r.query['resourceVersion'] ?? '']);
+  const listRv = String(server.store.resourceVersion());
+  assert.deepEqual(asked, [[422, 'true', '', 'true', ''], [200, '', '500', '', ''], [200, '', '', 'true', listRv]]);
+  assert.equal(informer.store.get('a'), '1970-01-01T00:00:01.000000Z');
 });

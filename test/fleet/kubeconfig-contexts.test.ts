@@ -22,8 +22,8 @@ import { stringify } from 'yaml';
 import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
 import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { runController } from '../../src/controller/controller-command.ts';
-import { EXIT_ALL_FRESH, EXIT_API_FAILED } from '../../src/fleet/fleet-command.ts';
+import { runController } from '../../src/cli/controller-command.ts';
+import { EXIT_ALL_FRESH, EXIT_API_FAILED } from '../../src/cli/fleet-command.ts';
 import { freePort } from '../support/free-port.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
@@ -133,7 +133,7 @@ describe('nodepulse fleet with one kubeconfig of three contexts, over TLS', { ti
     const r = await fleet(['--context', 'down', '-o', 'json'], { KUBECONFIG: kubeconfig });
     assert.equal(r.code, EXIT_API_FAILED);
     assert.equal(r.stdout, '');
-    assert.match(r.stderr, /^nodepulse fleet: LIST \/\S+: ECONNREFUSED/);
+    assert.match(r.stderr, /^nodepulse fleet: LIST \/\S+: ECONNREFUSED/, 'the streaming list, then the pages it falls back to, refused');
   });
 
   it('with no --kubeconfig and no KUBECONFIG, $HOME/.kube/config is read (its current-context, exec)', async () => {

@@ -27,7 +27,7 @@ const AGENT_LOADS = [
 const AGENT_DOES_NOT_LOAD = ['@grpc/proto-loader'] as const;
 /** Built modules (paths under dist/src/) a run of the agent must not load. */
 function notForANode(path: string): boolean {
-  return path.startsWith('stand-ins/') || path.startsWith('demo/') || path === 'clock/manual-clock.js';
+  return path.startsWith('stand-ins/') || path.startsWith('demo/') || path === 'cli/demo-command.js' || path === 'clock/manual-clock.js';
 }
 /** The stand-ins may speak HTTP/2 themselves; nothing else in src/ may. */
 const HTTP2_ALLOWED = ['src/stand-ins/api-server/', 'src/stand-ins/cri-runtime/'];

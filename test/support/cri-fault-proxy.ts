@@ -17,9 +17,16 @@
 // | garble(methods)    | forwards them; every answer message gets a prefix no decoder reads     |
 // | clear(methods?)    | ends those faults (all, without methods); held calls go on            |
 //
+// CriFaultProxyControl sends the same commands to a proxy another process started (the test
+// cluster's, on a node), by its control socket alone.
+//
 // Methods: full names (/runtime.v1.RuntimeService/ListContainers), a service
 // (/runtime.v1.ImageService/*), '*', or a named set: 'lists' (ListPodSandbox and ListContainers),
 // 'status', 'images'.
+//
+// Callers: a command (not clear) may name the start of its callers' user-agent; the fault then
+// applies to their calls alone, and every other caller's go through unchanged. AGENT_USER_AGENT
+// is nodepulse's (its channel names itself first), KUBELET_USER_AGENT the kubelet's (grpc-go).
 //
 // Guarantees, and how each holds: startCriFaultProxy resolves only once the control endpoint
 // answers, which the proxy binds after its CRI socket, so the proxy serves; a proxy the test
@@ -47,6 +54,11 @@ const STDERR_TAIL_BYTES = 16 * 1024;
 
 export type ProxyFault = 'hang' | 'delay' | 'fail' | 'garble';
 
+/** The start of nodepulse's CRI client's user-agent (`nodepulse/0.1.0 grpc-node-js/1.14.7`: runtime-channel.ts). */
+export const AGENT_USER_AGENT = 'nodepulse/';
+/** The start of the kubelet's CRI client's user-agent (grpc-go: `grpc-go/1.72.2`). */
+export const KUBELET_USER_AGENT = 'grpc-go/';
+
 /** One fault in force, as GET /faults shows it. */
 export interface ProxyFaultView {
   readonly selector: string;
@@ -54,6 +66,8 @@ export interface ProxyFaultView {
   readonly delayMs?: number;
   readonly code?: string;
   readonly message?: string;
+  /** The callers it applies to, by the start of their user-agent (absent: every caller). */
+  readonly userAgent?: string;
   readonly since: string;
   /** Calls the fault applied to so far. */
   readonly applied: number;
@@ -90,6 +104,8 @@ export interface ProxyCommand {
   readonly delayMs?: number;
   readonly code?: string | number;
   readonly message?: string;
+  /** Only calls whose user-agent starts with this (not with clear). */
+  readonly userAgent?: string;
 }
 
 export interface CriFaultProxyOptions {
@@ -170,6 +186,89 @@ export async function startCriFaultProxy(t: Pick<TestContext, 'after'>, options:
   return proxy;
 }
 
+/** Commands to a proxy's control endpoint (control.go), for a proxy started here or by another process. */
+export class CriFaultProxyControl {
+  readonly #control: string;
+  readonly #clock: Clock;
+
+  constructor(control: string, clock: Clock = new SystemClock()) {
+    this.#control = control;
+    this.#clock = clock;
+  }
+
+  hang(methods: readonly string[]): Promise<ProxyCommandResult> {
+    return this.command({ methods, fault: 'hang' });
+  }
+
+  delay(methods: readonly string[], delayMs: number): Promise<ProxyCommandResult> {
+    return this.command({ methods, fault: 'delay', delayMs });
+  }
+
+  fail(methods: readonly string[], code: string | number, message?: string): Promise<ProxyCommandResult> {
+    return this.command({ methods, fault: 'fail', code, ...(message === undefined ? {} : { message }) });
+  }
+
+  garble(methods: readonly string[]): Promise<ProxyCommandResult> {
+    return this.command({ methods, fault: 'garble' });
+  }
+
+  clear(methods: readonly string[] = []): Promise<ProxyCommandResult> {
+    return this.command({ methods, fault: 'clear' });
+  }
+
+  async command(command: ProxyCommand): Promise<ProxyCommandResult> {
+    const { status, body } = await this.control('POST', '/faults', JSON.stringify(command));
+    if (status !== 200) {
+      const errors = (body as { errors?: unknown }).errors;
+      throw new Error(`cri-fault-proxy: refused ${JSON.stringify(command)} (${status}): ${Array.isArray(errors) ? errors.join('; ') : JSON.stringify(body)}`);
+    }
+    return body as ProxyCommandResult;
+  }
+
+  async state(): Promise<ProxyState> {
+    const { status, body } = await this.control('GET', '/faults');
+    if (status !== 200) throw new Error(`cri-fault-proxy: GET /faults answered ${status}: ${JSON.stringify(body)}`);
+    return body as ProxyState;
+  }
+
+  control(method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; body: unknown }> {
+    return new Promise((resolve, reject) => {
+      const abort = new AbortController();
+      const timer = this.#clock.after(CONTROL_TIMEOUT_MS, () => abort.abort(new Error(`${method} ${path}: no answer within ${CONTROL_TIMEOUT_MS} ms`)));
+      const req = request({
+        socketPath: this.#control,
+        path,
+        method,
+        signal: abort.signal,
+        headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          text += chunk;
+        });
+        res.on('end', () => {
+          timer.cancel();
+          try {
+            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown });
+          } catch {
+            reject(new Error(`${method} ${path}: answer ${res.statusCode} must be JSON, got ${JSON.stringify(text.slice(0, 200))}`));
+          }
+        });
+        res.on('error', (err) => {
+          timer.cancel();
+          reject(err);
+        });
+      });
+      req.on('error', (err) => {
+        timer.cancel();
+        reject(err);
+      });
+      req.end(body);
+    });
+  }
+}
+
 class SpawnedProxy implements CriFaultProxy {
   readonly endpoint: string;
   readonly binaries: CriFaultProxyBinaries;
@@ -177,6 +276,7 @@ class SpawnedProxy implements CriFaultProxy {
   readonly #child: ChildProcess;
   readonly #options: CriFaultProxyOptions;
   readonly #clock: Clock;
+  readonly #commands: CriFaultProxyControl;
   readonly #lines: Array<Readonly<Record<string, unknown>>> = [];
   #partial = '';
   #stderr = '';
@@ -186,6 +286,7 @@ class SpawnedProxy implements CriFaultProxy {
     this.#child = child;
     this.#options = options;
     this.#clock = clock;
+    this.#commands = new CriFaultProxyControl(options.control, clock);
     this.binaries = built;
     this.endpoint = `unix://${options.listen}`;
     this.exited = new Promise((resolve) => {
@@ -235,75 +336,35 @@ class SpawnedProxy implements CriFaultProxy {
   }
 
   hang(methods: readonly string[]): Promise<ProxyCommandResult> {
-    return this.command({ methods, fault: 'hang' });
+    return this.#commands.hang(methods);
   }
 
   delay(methods: readonly string[], delayMs: number): Promise<ProxyCommandResult> {
-    return this.command({ methods, fault: 'delay', delayMs });
+    return this.#commands.delay(methods, delayMs);
   }
 
   fail(methods: readonly string[], code: string | number, message?: string): Promise<ProxyCommandResult> {
-    return this.command({ methods, fault: 'fail', code, ...(message === undefined ? {} : { message }) });
+    return this.#commands.fail(methods, code, message);
   }
 
   garble(methods: readonly string[]): Promise<ProxyCommandResult> {
-    return this.command({ methods, fault: 'garble' });
+    return this.#commands.garble(methods);
   }
 
   clear(methods: readonly string[] = []): Promise<ProxyCommandResult> {
-    return this.command({ methods, fault: 'clear' });
+    return this.#commands.clear(methods);
   }
 
-  async command(command: ProxyCommand): Promise<ProxyCommandResult> {
-    const { status, body } = await this.control('POST', '/faults', JSON.stringify(command));
-    if (status !== 200) {
-      const errors = (body as { errors?: unknown }).errors;
-      throw new Error(`cri-fault-proxy: refused ${JSON.stringify(command)} (${status}): ${Array.isArray(errors) ? errors.join('; ') : JSON.stringify(body)}`);
-    }
-    return body as ProxyCommandResult;
+  command(command: ProxyCommand): Promise<ProxyCommandResult> {
+    return this.#commands.command(command);
   }
 
-  async state(): Promise<ProxyState> {
-    const { status, body } = await this.control('GET', '/faults');
-    if (status !== 200) throw new Error(`cri-fault-proxy: GET /faults answered ${status}: ${JSON.stringify(body)}`);
-    return body as ProxyState;
+  state(): Promise<ProxyState> {
+    return this.#commands.state();
   }
 
   control(method: 'GET' | 'POST', path: string, body?: string): Promise<{ status: number; body: unknown }> {
-    return new Promise((resolve, reject) => {
-      const abort = new AbortController();
-      const timer = this.#clock.after(CONTROL_TIMEOUT_MS, () => abort.abort(new Error(`${method} ${path}: no answer within ${CONTROL_TIMEOUT_MS} ms`)));
-      const req = request({
-        socketPath: this.#options.control,
-        path,
-        method,
-        signal: abort.signal,
-        headers: body === undefined ? {} : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-      }, (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          text += chunk;
-        });
-        res.on('end', () => {
-          timer.cancel();
-          try {
-            resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) as unknown });
-          } catch {
-            reject(new Error(`${method} ${path}: answer ${res.statusCode} must be JSON, got ${JSON.stringify(text.slice(0, 200))}`));
-          }
-        });
-        res.on('error', (err) => {
-          timer.cancel();
-          reject(err);
-        });
-      });
-      req.on('error', (err) => {
-        timer.cancel();
-        reject(err);
-      });
-      req.end(body);
-    });
+    return this.#commands.control(method, path, body);
   }
 
   logs(): Array<Readonly<Record<string, unknown>>> {

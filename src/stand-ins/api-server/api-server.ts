@@ -40,9 +40,11 @@ import {
 } from './resource-handlers.ts';
 import { findResource, type ResourceDef } from './resources.ts';
 import {
-  ApiStatusError, forbidden, genericServerResponse, internalError, statusBody, tooManyRequests, unauthorized, unsupportedMediaType,
+  ApiStatusError, forbidden, genericServerResponse, internalError, invalid, statusBody, tooManyRequests, unauthorized, unsupportedMediaType,
 } from './status.ts';
-import { type ActiveWatch, DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_MAX_WATCH_BUFFER_BYTES, DEFAULT_WATCH_TIMEOUT_MS, startWatch } from './watch-stream.ts';
+import {
+  type ActiveWatch, DEFAULT_BOOKMARK_INTERVAL_MS, DEFAULT_MAX_WATCH_BUFFER_BYTES, DEFAULT_WATCH_TIMEOUT_MS, startWatch, watchOptionErrors,
+} from './watch-stream.ts';
 
 /** The real server's http.Server IdleTimeout. */
 const IDLE_TIMEOUT_MS = 90_000;
@@ -84,6 +86,11 @@ export interface ApiServerOptions {
   readonly bookmarkIntervalMs?: number;
   readonly watchTimeoutMs?: number;
   readonly maxWatchBufferBytes?: number;
+  /**
+   * The WatchList feature gate (default true, as on 1.34): false refuses a watch with
+   * sendInitialEvents with upstream's 422, as a 1.29–1.31 server with the gate off does.
+   */
+  readonly watchList?: boolean;
 }
 
 export interface ApiServerHandle {
@@ -424,6 +431,8 @@ export async function startApiServer(options: ApiServerOptions): Promise<ApiServ
         reply(listObjects(store, r.def, parseListFilter(r.def, query, r.namespace), query));
         return;
       case 'watch': {
+        const problems = watchOptionErrors(query, options.watchList ?? true);
+        if (problems.length > 0) throw invalid({ group: 'meta.k8s.io', kind: 'ListOptions' }, '', problems);
         const filter = parseListFilter(r.def, query, r.namespace);
         const startRv = parseResourceVersion(store, query.get('resourceVersion'));
         rec.status = 200;

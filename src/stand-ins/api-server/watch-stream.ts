@@ -16,6 +16,10 @@
 //   (as a cache kept fresh by etcd's progress notifications does), and is sent only when that is
 //   newer than what the watch has replayed (its start, raised by each replayed event in its
 //   namespace): a quiet resource gets none.
+// - The watch's options are validated first, as handlers/get.go validates them
+//   (watchOptionErrors: apimachinery's validateWatchOptions): sendInitialEvents needs
+//   resourceVersionMatch=NotOlderThan, and is forbidden while the WatchList gate is off; the
+//   caller answers 422 Invalid for ListOptions.meta.k8s.io.
 // - timeoutSeconds ends the stream cleanly; without it the stream lasts the default request
 //   timeout. A watcher that stops reading is cut off once `maxBufferedBytes` are queued for it,
 //   as the cache cuts off an unresponsive watcher.
@@ -27,6 +31,7 @@ import type { ObjectStore, StoreEvent, StoredObject, WatchEventType } from './ob
 import { clone, isObject, metaOf, type JsonObject } from './object-meta.ts';
 import { apiVersionOf, type ResourceDef, resourceId } from './resources.ts';
 import { matchesFilter, type ListFilter } from './resource-handlers.ts';
+import { fieldForbidden, fieldNotSupported, type FieldError } from './field-error.ts';
 import { resourceExpired } from './status.ts';
 
 /** Upstream's --min-request-timeout (1800 s): the longest a watch lasts when the client sets none. */
@@ -91,6 +96,22 @@ function bookmarkJson(def: ResourceDef, rv: number, initialEventsEnd: boolean): 
 
 function isTrue(v: string | null): boolean {
   return v === 'true' || v === '1';
+}
+
+/** apimachinery's validateWatchOptions over a watch's query, with the WatchList gate as given. */
+export function watchOptionErrors(query: URLSearchParams, watchListEnabled: boolean): FieldError[] {
+  const errors: FieldError[] = [];
+  const match = query.get('resourceVersionMatch') ?? '';
+  const sendInitialEvents = query.has('sendInitialEvents');
+  if (sendInitialEvents) {
+    if (match !== 'NotOlderThan') errors.push(fieldForbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+    if (!watchListEnabled) errors.push(fieldForbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
+  }
+  if (match !== '') {
+    if (!sendInitialEvents) errors.push(fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));
+    if (match !== 'NotOlderThan') errors.push(fieldNotSupported('resourceVersionMatch', { go: 'string', value: match }, ['NotOlderThan']));
+  }
+  return errors;
 }
 
 /** Starts a watch on `res`; returns a handle that ends it, or undefined if it ended at once. */

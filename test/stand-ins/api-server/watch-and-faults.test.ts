@@ -109,6 +109,59 @@ describe('watches', () => {
     });
   });
 
+  it('a streaming list: every matching object ADDED, a BOOKMARK annotated k8s.io/initial-events-end, then changes', async () => {
+    server.store.put(lease('s1', { stream: 'yes' }));
+    server.store.put(lease('s2', { stream: 'yes' }));
+    const rv = server.store.resourceVersion();
+    const res = await fetch(`${server.url}${LEASES}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=stream%3Dyes`, { signal: AbortSignal.timeout(5000) });
+    const reader = res.body?.getReader();
+    assert.ok(reader !== undefined, 'precondition: the watch has a body');
+    const decoder = new TextDecoder();
+    const events: Array<{ type: string; object: Record<string, unknown> }> = [];
+    let buf = '';
+    const readUntil = async (count: number): Promise<void> => {
+      while (events.length < count) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        buf += decoder.decode(value, { stream: true });
+        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
+          events.push(JSON.parse(buf.slice(0, nl)) as { type: string; object: Record<string, unknown> });
+          buf = buf.slice(nl + 1);
+        }
+      }
+    };
+    await readUntil(3);
+    server.store.put(lease('s1', { stream: 'yes' }, 'later'));
+    await readUntil(4);
+    await reader.cancel();
+    assert.deepEqual(events.map((e) => [e.type, (e.object['metadata'] as { name?: string }).name ?? '']), [['ADDED', 's1'], ['ADDED', 's2'], ['BOOKMARK', ''], ['MODIFIED', 's1']]);
+    assert.deepEqual(events[2]?.object['metadata'], { resourceVersion: String(rv), annotations: { 'k8s.io/initial-events-end': 'true' } });
+  });
+
+  // apimachinery/pkg/apis/meta/internalversion/validation validateWatchOptions, answered by
+  // handlers/get.go as errors.NewInvalid(ListOptions.meta.k8s.io, "", errs).
+  const INVALID_WATCH: ReadonlyArray<readonly [string, string, boolean, string]> = [
+    ['sendInitialEvents without resourceVersionMatch', 'sendInitialEvents=true', true,
+      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'],
+    ['the WatchList gate off', 'sendInitialEvents=true&resourceVersionMatch=NotOlderThan', false,
+      'ListOptions.meta.k8s.io "" is invalid: sendInitialEvents: Forbidden: sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'],
+    ['resourceVersionMatch without sendInitialEvents', 'resourceVersionMatch=Exact', true,
+      'ListOptions.meta.k8s.io "" is invalid: [resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided, resourceVersionMatch: Unsupported value: "Exact": supported values: "NotOlderThan"]'],
+  ];
+  for (const [what, query, gate, message] of INVALID_WATCH) {
+    it(`a watch with ${what} is 422 Invalid, with upstream's message`, async () => {
+      const own = await startApiServer({ clock, watchList: gate });
+      try {
+        const res = await fetch(`${own.url}${LEASES}?watch=1&${query}`, { signal: AbortSignal.timeout(5000) });
+        assert.equal(res.status, 422);
+        const body = (await res.json()) as { reason: string; message: string; details: { group: string; kind: string } };
+        assert.deepEqual([body.reason, body.message, body.details.group, body.details.kind], ['Invalid', message, 'meta.k8s.io', 'ListOptions']);
+      } finally {
+        await own.close();
+      }
+    });
+  }
+
   it('a watch with nothing newer than what it replayed gets no BOOKMARK, as the cache sends none', async () => {
     server.store.put(lease('quiet', { role: 'quiet' }));
     const rv = server.store.resourceVersion();

@@ -1,6 +1,6 @@
 {{- /*
 The chart's checks of its values, beyond what values.schema.json can say: every rule the agent
-(src/config/agent-config-schema.ts) and the controller (src/controller/controller-command.ts,
+(src/config/agent-config-schema.ts) and the controller (src/cli/controller-command.ts,
 src/election/leader-elector.ts) apply at start, so that a value they would refuse fails
 `helm template`, `install`, `upgrade` and `lint` instead of crash-looping every pod. Lines read
 as the agent's own: `key: value must be rule`, one per problem; the single-value rules first, the

@@ -14,17 +14,16 @@
 // A command spreads READER_FLAG_SPECS into its specs and readerFlagShape into its zod object,
 // reads the result with readerFlags(), and gets its API client from readerClient().
 //
-// Failure modes: readerClient() throws the KubeConfigError of a kubeconfig that cannot work (the
-// command exits 2 on it); anything else it throws is a failure to start (exit 1).
-import type { CommandIo } from '../cli/command-io.ts';
-import { formatDuration } from '../config/duration.ts';
+// Failure modes: readerClient() rejects with the KubeConfigError of a kubeconfig that cannot work
+// (the command exits 2 on it); anything else it rejects with is a failure to start (exit 1).
+import type { CommandIo } from './command-io.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, filePath, text, type Timed } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { kubeConfigAuth } from '../kube/kubeconfig-auth.ts';
-import { loadKubeconfig } from '../kube/load-kubeconfig.ts';
-import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from './fleet-view.ts';
-import { parseLabelSelector, SelectorError, type LabelSelector } from './label-selector.ts';
+import { readerAuth } from '../kube/reader-auth.ts';
+import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from '../fleet/fleet-view.ts';
+import { parseLabelSelector, SelectorError, type LabelSelector } from '../fleet/label-selector.ts';
 
 export interface ReaderFlags {
   /** --kubeconfig; undefined: $KUBECONFIG, else ~/.kube/config, else in-cluster. */
@@ -83,8 +82,11 @@ export function readerFlags(parsed: {
 /** The largest answer a reader reads: a node list page is 500 Nodes, a few MiB of realistic Nodes. */
 export const READER_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
-/** The reader's API client: the kubeconfig and context its flags pick, read as kubectl reads them. */
-export function readerClient(flags: Pick<ReaderFlags, 'kubeconfig' | 'context'>, io: Pick<CommandIo, 'env' | 'clock'>): KubeClient {
-  const loaded = loadKubeconfig({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'] });
-  return new KubeClient({ auth: kubeConfigAuth(loaded), clock: io.clock, maxResponseBytes: READER_MAX_RESPONSE_BYTES });
+/**
+ * The reader's API client: the kubeconfig and context its flags pick, read as kubectl reads them,
+ * or the pod's service account the lean way where no kubeconfig file exists (kube/reader-auth.ts).
+ */
+export async function readerClient(flags: Pick<ReaderFlags, 'kubeconfig' | 'context'>, io: Pick<CommandIo, 'env' | 'clock'>): Promise<KubeClient> {
+  const auth = await readerAuth({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'], clock: io.clock });
+  return new KubeClient({ auth, clock: io.clock, maxResponseBytes: READER_MAX_RESPONSE_BYTES });
 }

@@ -15,17 +15,17 @@
 // and a page bounds what a fleet of any size costs the API server.
 import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
-import type { CommandIo } from '../cli/command-io.ts';
+import type { CommandIo } from './command-io.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition } from '../config/command-flags.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, filePath, text } from '../config/value-schemas.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { http } from '../node-http.ts';
-import type { AgentPod } from './agent-pod.ts';
+import type { AgentPod } from '../fleet/agent-pod.ts';
 import { labelSelector, readerClient } from './reader-flags.ts';
-import { verifyAgent, type ReadyzGet, type VerifyApi } from './verify-agent.ts';
+import { verifyAgent, type ReadyzGet, type VerifyApi } from '../fleet/verify-agent.ts';
 
 export const EXIT_PASSED = 0;
 export const EXIT_FAILED = 1;
@@ -154,7 +154,7 @@ export async function runVerify(argv: string[], io: CommandIo, signal?: AbortSig
   const flags = parsed.flags;
   let client: KubeClient;
   try {
-    client = readerClient(flags, io);
+    client = await readerClient(flags, io);
   } catch (err) {
     io.stderr.write(`nodepulse verify: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;

@@ -2,23 +2,24 @@
 //
 // Every replica runs the election (election/leader-elector.ts); only the leader runs the
 // FleetController, once per term, with a fenced term. /metrics and /healthz are served by
-// every replica on --http-address. A signal stops it cleanly: belief ends, the leader task is
+// every replica on --http-address (controller/controller-server.ts), on the agent's bounded
+// server; /healthz fails when the election loop stalls (election/election-health.ts). A signal stops it cleanly: belief ends, the leader task is
 // aborted, the lease is released so a standby takes over at its next retry. SIGKILL leaves the
 // lease to expire.
 //
 // Exit codes: 0 after a clean stop, 1 when it cannot start (kubeconfig, port), 2 bad flags.
 //
 // Flags: the grammar of every command (config/flag-grammar.ts); the reader flags are the ones
-// `fleet` takes (fleet/reader-flags.ts). The election's timing rules are checked here, as
-// cross-field rules, before the elector checks them again on construction.
-import type { Server } from 'node:http';
+// `fleet` takes (cli/reader-flags.ts). The election's timing rules are the elector's own list
+// (ELECTION_TIMING_RULES), checked here with the flags' names before the elector is built.
 import { hostname } from 'node:os';
+import type { Clock } from '../clock/clock.ts';
 import { Registry } from 'prom-client';
 import { z } from 'zod/v3';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition, type CommandFlags } from '../config/command-flags.ts';
 import type { Env } from '../config/parse-settings.ts';
 import { checkCrossFieldRules, shorter, type CrossFieldRule } from '../config/cross-field-rules.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { address, dnsLabel, dnsSubdomain, duration, fail, goBool, logLevel, text } from '../config/value-schemas.ts';
@@ -29,23 +30,24 @@ import {
   DEFAULT_RETRY_PERIOD_MS,
   ELECTION_LEASE_NAME,
   LeaderElector,
-  RETRY_JITTER,
+  ELECTION_TIMING_RULES,
 } from '../election/leader-elector.ts';
+import { electionHealthCheck } from '../election/election-health.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from '../fleet/reader-flags.ts';
-import { createLogger, type LogLevel } from '../log/logger.ts';
+import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
+import { createLogger, type Logger, type LogLevel } from '../log/logger.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
-import { http } from '../node-http.ts';
-import type { DaemonSetObject } from './agent-rollout.ts';
-import { createControllerMetrics } from './controller-metrics.ts';
-import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from './fleet-controller.ts';
-import { markerApi, NodeMarker, SILENT_TAINT_KEY } from './node-marker.ts';
-import { TokenBucket } from './token-bucket.ts';
-import type { CommandIo } from '../cli/command-io.ts';
+import type { DaemonSetObject } from '../controller/agent-rollout.ts';
+import { createControllerMetrics, type ControllerMetrics } from '../controller/controller-metrics.ts';
+import { createControllerServer } from '../controller/controller-server.ts';
+import { DEFAULT_MONITOR_PERIOD_MS, FleetController } from '../controller/fleet-controller.ts';
+import { markerApi, NodeMarker, SILENT_TAINT_KEY } from '../controller/node-marker.ts';
+import { TokenBucket } from '../controller/token-bucket.ts';
+import type { CommandIo } from './command-io.ts';
 
 /** The agent DaemonSet's default name: what deploy/base and the chart's default release install. */
 const DEFAULT_AGENT_DAEMONSET = 'nodepulse';
@@ -132,17 +134,8 @@ const controllerFields = z.object({
 });
 type ControllerFields = z.output<typeof controllerFields>;
 
-/** The election's own rules (election/leader-elector.ts), and the monitor's against the grace. */
-const CONTROLLER_RULES: readonly CrossFieldRule<ControllerFields>[] = [
-  shorter('monitorPeriod', 'grace'),
-  shorter('leaderElectRenewDeadline', 'leaderElectLeaseDuration'),
-  {
-    key: 'leaderElectRetryPeriod',
-    holds: (f) => f.leaderElectRetryPeriod.ms * (1 + RETRY_JITTER) < f.leaderElectRenewDeadline.ms,
-    rule: (f) => `shorter than leaderElectRenewDeadline (${f.leaderElectRenewDeadline.text}) with ${RETRY_JITTER * 100}% jitter added`,
-    shown: (f) => f.leaderElectRetryPeriod.text,
-  },
-];
+/** The monitor's rule against the grace, and the election's own (election/leader-elector.ts). */
+const CONTROLLER_RULES: readonly CrossFieldRule<ControllerFields>[] = [shorter('monitorPeriod', 'grace'), ...ELECTION_TIMING_RULES];
 
 function toControllerFlags(f: ControllerFields): ControllerFlags {
   const reader = readerFlags(f);
@@ -178,22 +171,9 @@ export function parseControllerFlags(argv: readonly string[], env: Env): Command
   return parseCommandFlags(argv, env, CONTROLLER_COMMAND);
 }
 
-export async function runController(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
-  const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
-  if ('exit' in parsed) return parsed.exit;
-  const flags = parsed.flags;
-  const { clock } = io;
-  const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
-  let client: KubeClient;
-  try {
-    client = readerClient(flags, io);
-  } catch (err) {
-    io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
-    return err instanceof KubeConfigError ? 2 : 1;
-  }
-  const registry = new Registry();
-  const metrics = createControllerMetrics(registry);
-  const controller = new FleetController({
+/** The FleetController of this replica: the agents' Leases, the Nodes and the agent DaemonSet, watched; marks through a rate-limited marker. */
+function fleetController(flags: ControllerFlags, client: KubeClient, clock: Clock, metrics: ControllerMetrics, logger: Logger): FleetController {
+  return new FleetController({
     clock,
     leases: kubeListWatch<Lease>({
       client,
@@ -225,7 +205,11 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
     selector: flags.selector,
     monitorPeriodMs: flags.monitorPeriodMs,
   });
-  const elector = new LeaderElector({
+}
+
+/** The election, whose terms run the FleetController. */
+function leaderElector(flags: ControllerFlags, client: KubeClient, clock: Clock, metrics: ControllerMetrics, logger: Logger, controller: FleetController): LeaderElector {
+  return new LeaderElector({
     api: electionLeaseApi(client),
     clock,
     identity: flags.identity,
@@ -242,33 +226,34 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
     onStoppedLeading: () => metrics.leading.set(0),
     onNewLeader: (holder) => logger.info({ holder }, 'Observed leader'),
   });
+}
+
+export async function runController(argv: string[], io: CommandIo, signal: AbortSignal): Promise<number> {
+  const parsed = flagsOrExit(argv, io, CONTROLLER_COMMAND);
+  if ('exit' in parsed) return parsed.exit;
+  const flags = parsed.flags;
+  const { clock } = io;
+  const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
+  let client: KubeClient;
+  try {
+    client = await readerClient(flags, io);
+  } catch (err) {
+    io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
+    return err instanceof KubeConfigError ? 2 : 1;
+  }
+  const registry = new Registry();
+  const metrics = createControllerMetrics(registry);
+  const controller = fleetController(flags, client, clock, metrics, logger);
+  const elector = leaderElector(flags, client, clock, metrics, logger, controller);
   // The gauge is read at scrape time on this replica's clock, so a starved leader reads 0 at once.
   metrics.leading.reset();
   const collect = (): void => metrics.leading.set(elector.isLeader() ? 1 : 0);
 
-  const server: Server = http.createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { allow: 'GET, HEAD' }).end();
-      return;
-    }
-    if (path === '/metrics') {
-      collect();
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'content-type': registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500, { 'content-type': 'text/plain' }).end(`${String(err)}\n`),
-      );
-      return;
-    }
-    if (path === '/healthz') {
-      const beat = elector.heartbeat.snapshot();
-      const ok = beat.ended === undefined;
-      res
-        .writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' })
-        .end(ok ? `ok: ${elector.isLeader() ? 'leading' : 'standby'}\n` : `election loop ended: ${beat.ended}\n`);
-      return;
-    }
-    res.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+  const server = createControllerServer({
+    checks: () => [electionHealthCheck(elector.heartbeat.snapshot(), clock.monotonicMs(), elector.retryPeriodMs, elector.isLeader())],
+    collect,
+    registry,
+    onError: (err, path) => logger.error({ err, path }, 'HTTP handler failed'),
   });
   try {
     await new Promise<void>((resolve, reject) => {

@@ -28,7 +28,7 @@
 // remove from which Node, and changes nothing.
 //
 // The kubeconfig is read as kubectl reads it (--kubeconfig, KUBECONFIG, ~/.kube/config, else the
-// pod's service account; --context), through client-node's KubeConfig, as fleet reads it.
+// pod's service account; --context), as fleet reads it (kube/reader-auth.ts).
 //
 // Exit codes (0, 2 and 3 as fleet's):
 // | code | meaning                                                                              |
@@ -43,10 +43,10 @@
 // Permissions: list pods in the agent namespace; list and get nodes; patch nodes/status; patch
 // nodes; list and delete leases in the agent and the lease namespaces (docs/install.md, "Uninstalling").
 import { z } from 'zod/v3';
-import type { CommandIo } from '../cli/command-io.ts';
+import type { CommandIo } from './command-io.ts';
 import type { Clock } from '../clock/clock.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, type CommandDefinition } from '../config/command-flags.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, goBool, text } from '../config/value-schemas.ts';
 import { SILENT_TAINT_KEY } from '../controller/node-marker.ts';
@@ -54,14 +54,14 @@ import { ELECTION_LABELS } from '../election/leader-elector.ts';
 import { LEASE_LABELS } from '../lease/lease-writer.ts';
 import { CONDITION_TYPE } from '../fleet/fleet-view.ts';
 import { parseLabelSelector, SelectorError } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerClient, readerFlagShape } from '../fleet/reader-flags.ts';
+import { READER_FLAG_SPECS, readerClient, readerFlagShape } from './reader-flags.ts';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, isUnavailable, KubeApiError } from '../kube/kube-api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Node, ObjectMeta } from '../kube/kube-types.ts';
 import { kubeListWatch, listAll } from '../kube/list-watch.ts';
 import { exponentialBackoff } from '../loop/retry-policy.ts';
-import { CONDITION_DELETE_PATCH, describeLeftovers, hasLeftovers, nodeLeftovers, taintRemovalPatch, type NodeLeftovers } from './node-leftovers.ts';
+import { CONDITION_DELETE_PATCH, describeLeftovers, hasLeftovers, nodeLeftovers, taintRemovalPatch, type NodeLeftovers } from '../cleanup/node-leftovers.ts';
 
 export const EXIT_CLEAN = 0;
 export const EXIT_NOT_DONE = 1;
@@ -175,7 +175,7 @@ export async function runCleanup(argv: string[], io: CommandIo, signal?: AbortSi
   const flags = parsed.flags;
   let client: KubeClient;
   try {
-    client = readerClient(flags, io);
+    client = await readerClient(flags, io);
   } catch (err) {
     io.stderr.write(`nodepulse cleanup: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;

@@ -28,12 +28,12 @@ import { loadAgentConfig } from '../config/load-agent-config.ts';
 import { address, goBool, logLevel, unixSocketUrl, type Address } from '../config/value-schemas.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime } from '../stand-ins/cri-runtime/sim-runtime.ts';
-import { runFleet } from '../fleet/fleet-command.ts';
+import { runFleet } from './fleet-command.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { targetForServer } from '../kube/kube-config.ts';
 import { createLogger, type LogLevel } from '../log/logger.ts';
-import type { CommandIo } from '../cli/command-io.ts';
-import { DemoTimeline } from './demo-timeline.ts';
+import type { CommandIo } from './command-io.ts';
+import { DemoTimeline } from '../demo/demo-timeline.ts';
 
 export const DEMO_NODE = 'demo-node';
 
@@ -46,7 +46,7 @@ const END_AT_S = 48;
 /** The fleet reader's grace in the demo: the demo's lease duration. */
 const DEMO_FLEET_GRACE = '8s';
 
-/** Short timings so the story fits in a minute; the defaults are 3m / 1m / 40s / 10s. */
+/** Short timings so the story fits in a minute; the defaults are 1m / 20s / 40s / 10s. */
 const DEMO_TIMINGS = [
   '--relist-threshold=10s',
   '--relist-deadline=3s',
@@ -102,7 +102,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
       ? flags.criEndpoint
       : (sim = await startSimRuntime({ socketPath: join(dir, 'cri.sock'), pods: 4, containersPerPod: 2, churnPerSecond: 1, clock })).endpoint;
 
-    const loaded = await loadAgentConfig({
+    const loaded = loadAgentConfig({
       argv: [
         `--node-name=${DEMO_NODE}`,
         `--cri-endpoint=${endpoint}`,

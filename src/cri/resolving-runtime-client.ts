@@ -39,11 +39,11 @@
 //
 // view() says which socket is in use and why, for /status, the log and tests.
 import type { Clock } from '../clock/clock.ts';
-import { CriError, toFault, type CriFaultCode } from '../cri/cri-error.ts';
-import { noChoiceCause, probeCriEndpoints, type CriEndpointView } from '../cri/endpoint-probe.ts';
-import type { FaultCause } from '../cri/fault-cause.ts';
-import { DEFAULT_CRI_ENDPOINTS, NoCriEndpointError, type ConfiguredCriEndpoint } from '../cri/endpoint.ts';
-import type { CallOptions, RuntimeClient } from '../cri/types.ts';
+import { CriError, toFault, type CriFaultCode } from './cri-error.ts';
+import { noChoiceCause, probeCriEndpoints, type CriEndpointView } from './endpoint-probe.ts';
+import type { FaultCause } from './fault-cause.ts';
+import { DEFAULT_CRI_ENDPOINTS, NoCriEndpointError, type ConfiguredCriEndpoint } from './endpoint.ts';
+import type { CallOptions, RuntimeClient } from './types.ts';
 
 /** At most one probe a second: the relist period, so a missing runtime costs one probe per relist. */
 export const REPROBE_GAP_MS = 1_000;

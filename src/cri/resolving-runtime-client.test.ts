@@ -6,10 +6,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { CriError, toFault } from '../cri/cri-error.ts';
-import { PROBE_VERSION_DEADLINE_MS } from '../cri/endpoint-probe.ts';
+import { CriError, toFault } from './cri-error.ts';
+import { PROBE_VERSION_DEADLINE_MS } from './endpoint-probe.ts';
 import { ScriptedRuntimeClient } from '../stand-ins/doubles/scripted-runtime-client.ts';
-import type { RuntimeVersion } from '../cri/types.ts';
+import type { RuntimeVersion } from './types.ts';
 import { NODE_READ_INTERVAL_MS, REPROBE_GAP_MS, ResolvingRuntimeClient, type ResolvingRuntimeClientOptions } from './resolving-runtime-client.ts';
 
 const CONTAINERD = 'unix:///run/containerd/containerd.sock';

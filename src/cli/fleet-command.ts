@@ -2,13 +2,16 @@
 //
 // | flags                | how it judges                                                  |
 // |----------------------|----------------------------------------------------------------|
-// | none                 | one listing, by wall-clock age of renewTime, and says so       |
+// | none                 | one listing, by wall-clock age of renewTime, and says so (a    |
+// |                      | streaming list where the server serves one, else pages: each   |
+// |                      | object trimmed to what is judged as it arrives, kube/list-watch)|
 // | --observe D (D ≥ grace) | watches for D, then judges on this reader's clock           |
 // | --watch              | watches until interrupted, reprinting when a verdict changes   |
 //
 // The kubeconfig is read as kubectl reads it (load-kubeconfig.ts: --kubeconfig, KUBECONFIG,
 // ~/.kube/config, in-cluster; --context), and every request authenticates through client-node's
-// KubeConfig (exec plugins, client certificates, token files).
+// KubeConfig (exec plugins, client certificates, token files); in a pod with no kubeconfig, with
+// the service account's token the lean way (kube/reader-auth.ts).
 //
 // Exit codes, so that a script can tell a verdict from a failure to get one:
 // | code | meaning                                                                             |
@@ -26,25 +29,25 @@ import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
 import { flagsHelp, GRAMMAR_HELP, flagsOrExit, type CommandDefinition } from '../config/command-flags.ts';
 import { checkCrossFieldRules, type CrossFieldRule } from '../config/cross-field-rules.ts';
-import { formatDuration } from '../config/duration.ts';
+import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
-import { Informer, kubeListWatch, listAll, type ListWatchSource } from '../kube/list-watch.ts';
-import type { LabelSelector } from './label-selector.ts';
+import { Informer, kubeListWatch, readAll, type ListWatchSource } from '../kube/list-watch.ts';
+import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
-import { renderJson, renderTable, type ReportContext } from './fleet-report.ts';
+import { renderJson, renderTable, type ReportContext } from '../fleet/fleet-report.ts';
 import {
   AGENT_LEASE_SELECTOR,
   FleetView,
   leaseRenewMicros,
   nodeRecord,
-} from './fleet-view.ts';
-import type { NodeReadiness } from './readiness.ts';
-import { summarizeFleet } from './readiness.ts';
-import type { CommandIo } from '../cli/command-io.ts';
+} from '../fleet/fleet-view.ts';
+import type { NodeReadiness } from '../fleet/readiness.ts';
+import { summarizeFleet } from '../fleet/readiness.ts';
+import type { CommandIo } from './command-io.ts';
 
 const FLEET_SPECS: readonly FlagSpec[] = [
   valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),
@@ -128,7 +131,7 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
   let leases: ListWatchSource<Lease>;
   let nodes: ListWatchSource<Node>;
   try {
-    client = readerClient(flags, io);
+    client = await readerClient(flags, io);
     leases = kubeListWatch<Lease>({
       client,
       path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
@@ -162,9 +165,13 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
     };
 
     if (ctx.basis === 'wall-clock') {
-      const [leaseItems, nodeItems] = await Promise.all([listAll(leases, abort.signal), listAll(nodes, abort.signal)]);
-      for (const n of nodeItems) view.nodeEvent({ type: 'upsert', key: n.metadata.name ?? '', value: nodeRecord(n), previous: undefined });
-      for (const l of leaseItems) view.leaseEvent({ type: 'upsert', key: l.metadata.name ?? '', value: leaseRenewMicros(l), previous: undefined });
+      // Each object is trimmed to what the judgement reads as it arrives, and dropped.
+      await Promise.all([
+        readAll(leases, abort.signal, (l) => view.leaseEvent({ type: 'upsert', key: l.metadata.name ?? '', value: leaseRenewMicros(l), previous: undefined }),
+          (name) => view.leaseEvent({ type: 'delete', key: name, previous: undefined })),
+        readAll(nodes, abort.signal, (n) => view.nodeEvent({ type: 'upsert', key: n.metadata.name ?? '', value: nodeRecord(n), previous: undefined }),
+          (name) => { const previous = view.nodes.get(name); if (previous !== undefined) view.nodeEvent({ type: 'delete', key: name, previous }); }),
+      ]);
       return await result(view.readings(options));
     }
 
