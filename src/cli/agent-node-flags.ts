@@ -14,7 +14,7 @@
 // |                           | about 2 MiB less RSS (fewer threads, fewer malloc arenas), CPU the same within noise   |
 // | --max-opt=2               | V8's optimising tiers stop at Maglev: TurboFan is never run, so the pages of the node |
 // |                           | binary that hold it are never touched. The agent's hot code is one relist a second,  |
-// |                           | which Maglev compiles well: the bundled agent's RSS 79.4–79.8 MiB against 83.6–84.3   |
+// |                           | which Maglev compiles well: the bundled agent's RSS 78.9–79.8 MiB against 83.6–84.3   |
 // |                           | (file-backed pages 46.9 against 52.2 MiB), CPU 0.66–0.82 % of one core against        |
 // |                           | 0.68–0.78 %, the same within noise (four 30 s windows each, interleaved). Stopping at |
 // |                           | Sparkplug (--max-opt=1) saved 4.5 MiB more but cost a fifth more CPU                  |
