@@ -61,8 +61,13 @@ LABEL org.opencontainers.image.title="nodepulse" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 WORKDIR /opt/nodepulse
-ENV NODE_ENV=production
+# MALLOC_ARENA_MAX=1: one glibc malloc arena for all of the agent's threads, for its RSS
+# (src/cli/agent-node-flags.ts, AGENT_ENV, which a test holds this line to).
+ENV NODE_ENV=production MALLOC_ARENA_MAX=1
 COPY --from=build /src/bundle ./
 EXPOSE 9356
-# `nodepulse agent`: the package's bin is dist/src/cli/main.js, and so is the bundle's entry.
-ENTRYPOINT ["node", "dist/src/cli/main.js", "agent"]
+# `nodepulse agent` with the agent's Node.js settings (src/cli/agent-node-flags.ts, which a test
+# holds this line to): 1 MiB young-generation semi-spaces, one V8 worker thread and no optimising
+# tier past Maglev, for its RSS.
+# The package's bin is dist/src/cli/main.js, and so is the bundle's entry.
+ENTRYPOINT ["node", "--max-semi-space-size=1", "--v8-pool-size=1", "--max-opt=2", "dist/src/cli/main.js", "agent"]

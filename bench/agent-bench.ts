@@ -1,5 +1,8 @@
-// The built agent as users run it (`node dist/src/cli/main.js agent …`), in a process of its
-// own, against a runtime in another process and the Kubernetes API stand-in in this one:
+// The agent as users run it: the image's bundle (scripts/bundle.ts, made from the built dist/ by
+// bench/run.ts into its temporary folder) run as the image's entrypoint runs it (`node <the
+// agent's Node.js settings> dist/src/cli/main.js agent …`, src/cli/agent-node-flags.ts) from the
+// bundle's folder, with no node_modules, in a process of its own, against a runtime in another
+// process and the Kubernetes API stand-in in this one:
 //
 // - steady state: after the first renewal and a settling pause, a window (60 s; shorter with
 //   --quick) at the default 1 s relist period. CPU % of one core and the event-loop lag p99 are
@@ -30,6 +33,7 @@ import { startApiServer, type ApiServerHandle } from '../src/stand-ins/api-serve
 import { writeKubeconfig } from '../src/stand-ins/api-server/kubeconfig.ts';
 import { kubeletLabels } from '../src/stand-ins/api-server/register-node.ts';
 import { createTestPki } from '../src/stand-ins/api-server/test-pki.ts';
+import { AGENT_ENV, AGENT_NODE_FLAGS } from '../src/cli/agent-node-flags.ts';
 import { SystemClock } from '../src/clock/clock.ts';
 import { inPodCommand, writeServiceAccount, type ServiceAccount } from '../test/support/in-cluster.ts';
 import { isRoot } from '../test/support/require.ts';
@@ -41,7 +45,7 @@ const LEASES_PATH = '/apis/coordination.k8s.io/v1/namespaces/nodepulse/leases';
 /** Bounds on waiting for things that take about a second. */
 const AGENT_START_TIMEOUT_MS = 30_000;
 const RENEWAL_TIMEOUT_MS = 30_000;
-const SIM_START_TIMEOUT_MS = 30_000;
+const SIM_START_TIMEOUT_MS = 60_000;
 const STOP_GRACE_MS = 5_000;
 const POLL_MS = 5;
 /** After the first renewal: the agent's start-up garbage and JIT settle before the window opens. */
@@ -53,10 +57,14 @@ const MIB = 1024 * 1024;
 const clock = new SystemClock();
 
 export interface SteadyState {
+  readonly runtime: 'containerd' | 'simulated';
   readonly windowSeconds: number;
   readonly containers: number;
   readonly cpuPercentOfOneCore: number;
   readonly rssMiB: number;
+  /** The parts of rssMiB: anonymous memory (heap, malloc, JIT code) and file-backed pages (Node's binary). */
+  readonly rssAnonMiB: number;
+  readonly rssFileMiB: number;
   readonly heapUsedMiB: number;
   readonly heapTotalMiB: number;
   /** nodejs_eventloop_lag_p99_seconds over the window: how late the p99 delay sample fired. */
@@ -128,13 +136,17 @@ interface RunningAgent {
   stop(): Promise<void>;
 }
 
-function spawnAgent(root: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void): RunningAgent {
-  const args = ['dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
+function spawnAgent(agentDir: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void): RunningAgent {
+  const args = [...AGENT_NODE_FLAGS, 'dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
   const inCluster = isRoot();
   if (!inCluster) log('not root: the agent is given a kubeconfig, which loads client-node\'s KubeConfig (~80 MiB): its RSS is not the in-cluster figure');
   const command = inCluster ? inPodCommand(access.account, process.execPath, args) : { file: process.execPath, args: [...args, `--kubeconfig=${access.kubeconfig}`] };
   const spawnedAtMs = clock.monotonicMs();
-  const child = spawn(command.file, command.args, { cwd: root, env: { ...process.env, ...(inCluster ? access.account.env : {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // In a pod's shape, a pod's environment: the image's (PATH, NODE_ENV, the agent's AGENT_ENV) and
+  // the service's address; nothing of this machine's (its NODE_EXTRA_CA_CERTS, say, would load a
+  // CA bundle).
+  const env = inCluster ? { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', ...AGENT_ENV, ...access.account.env } : { ...process.env, ...AGENT_ENV };
+  const child = spawn(command.file, command.args, { cwd: agentDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const onExit = (): void => void child.kill('SIGKILL');
   process.once('exit', onExit);
   const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -206,16 +218,21 @@ function sample(samples: Map<string, number>, name: string): number {
   return value;
 }
 
-function rssOf(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`/proc/${pid}/status: VmRSS must be present`);
-  return (Number(match[1]) * 1024) / MIB;
+/** VmRSS and its parts (anonymous memory; file-backed pages, mostly Node's own binary), in MiB. */
+function rssOf(pid: number): { rssMiB: number; rssAnonMiB: number; rssFileMiB: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const field = (name: string): number => {
+    const match = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    if (match === null) throw new Error(`/proc/${pid}/status: ${name} must be present`);
+    return (Number(match[1]) * 1024) / MIB;
+  };
+  return { rssMiB: field('VmRSS'), rssAnonMiB: field('RssAnon'), rssFileMiB: field('RssFile') };
 }
 
-function startSim(root: string, socket: string, pods: number, containersPerPod: number): Promise<ChildServer<{ endpoint: string }>> {
+export function startSim(root: string, socket: string, pods: number, containersPerPod: number, timeoutMs = SIM_START_TIMEOUT_MS): Promise<ChildServer<{ endpoint: string }>> {
   return startServer<{ endpoint: string }>(
     ['src/stand-ins/cri-runtime/main.ts', '--socket', socket, '--pods', String(pods), '--containers-per-pod', String(containersPerPod)],
-    SIM_START_TIMEOUT_MS,
+    timeoutMs,
     root,
   );
 }
@@ -250,20 +267,31 @@ async function startApi(dir: string, name: string): Promise<{ api: ApiServerHand
   };
 }
 
-export async function runSteadyState(options: { root: string; dir: string; windowMs: number; log: (line: string) => void }): Promise<{
+export interface SteadyOptions {
+  /** The folder the agent runs from: the bundle (scripts/bundle.ts), as the image holds it. */
+  readonly agentDir: string;
+  readonly dir: string;
+  readonly windowMs: number;
+  /** The runtime the agent relists, and what it holds. */
+  readonly endpoint: string;
+  readonly runtime: 'containerd' | 'simulated';
+  readonly containers: number;
+  /** Agent flags beyond the defaults (a raised --max-message-size for 10,000 containers). */
+  readonly agentArgs?: readonly string[];
+  readonly log: (line: string) => void;
+}
+
+export async function runSteadyState(options: SteadyOptions): Promise<{
   steady: SteadyState;
   lease: LeaseCost;
   spawnToFirstRenewalMs: number;
   spawnToListeningMs: number;
 }> {
-  const { root, dir, windowMs, log } = options;
-  const pods = 110;
-  const perPod = 3;
-  const stand = await startApi(dir, 'steady');
-  const sim = await startSim(root, join(dir, 'steady-cri.sock'), pods, perPod);
+  const { agentDir, dir, windowMs, log, containers } = options;
+  const stand = await startApi(dir, `steady-${options.runtime}-${containers}`);
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(root, sim.ready.endpoint, stand.access, [], log);
+    agent = spawnAgent(agentDir, options.endpoint, stand.access, options.agentArgs ?? [], log);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
     log(`agent: listening after ${(listeningAtMs - agent.spawnedAtMs).toFixed(0)} ms, first lease write after ${(firstWriteMs - agent.spawnedAtMs).toFixed(0)} ms`);
@@ -273,12 +301,12 @@ export async function runSteadyState(options: { root: string; dir: string; windo
     const openedMs = clock.monotonicMs();
     const seq = stand.api.requests.lastSeq();
     const wireBefore = stand.relay.sentBytes();
-    log(`steady state: ${(windowMs / 1000).toFixed(0)} s window at 1 Hz, ${pods * perPod} containers`);
+    log(`steady state: ${(windowMs / 1000).toFixed(0)} s window at 1 Hz, ${containers} containers on ${options.runtime}`);
     await clock.sleep(windowMs);
     const wireAfter = stand.relay.sentBytes();
     const inWindow = stand.api.requests.since(seq);
     // RSS before the last scrape: building the exposition is not steady-state work.
-    const rssMiB = rssOf(agent.child.pid ?? 0);
+    const rss = rssOf(agent.child.pid ?? 0);
     const after = await scrape(url);
     const closedMs = clock.monotonicMs();
 
@@ -286,9 +314,10 @@ export async function runSteadyState(options: { root: string; dir: string; windo
     const relists = (s: Map<string, number>): number => s.get('nodepulse_relist_duration_seconds_count') ?? 0;
     const steady: SteadyState = {
       windowSeconds: (closedMs - openedMs) / 1000,
-      containers: pods * perPod,
+      runtime: options.runtime,
+      containers,
       cpuPercentOfOneCore: ((cpuSeconds(after) - cpuSeconds(before)) / ((closedMs - openedMs) / 1000)) * 100,
-      rssMiB,
+      ...rss,
       heapUsedMiB: sample(after, 'nodejs_heap_size_used_bytes') / MIB,
       heapTotalMiB: sample(after, 'nodejs_heap_size_total_bytes') / MIB,
       eventLoopLagP99Ms: sample(after, 'nodejs_eventloop_lag_p99_seconds') * 1000,
@@ -308,7 +337,6 @@ export async function runSteadyState(options: { root: string; dir: string; windo
     return { steady, lease, spawnToFirstRenewalMs: firstWriteMs - agent.spawnedAtMs, spawnToListeningMs: listeningAtMs - agent.spawnedAtMs };
   } finally {
     await agent?.stop();
-    await sim.stop();
     await stand.close();
   }
 }
@@ -352,12 +380,12 @@ export async function simRuntime(root: string, dir: string): Promise<RuntimeCont
  * away long enough for the lease to be withheld (a 3 s threshold here) and comes back: the time
  * from it serving again to the next lease write.
  */
-export async function runLatencies(options: { root: string; dir: string; runtime: RuntimeControl; log: (line: string) => void }): Promise<Latencies> {
-  const { root, dir, runtime, log } = options;
+export async function runLatencies(options: { agentDir: string; dir: string; runtime: RuntimeControl; log: (line: string) => void }): Promise<Latencies> {
+  const { agentDir, dir, runtime, log } = options;
   const stand = await startApi(dir, 'latency');
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(root, runtime.endpoint, stand.access, SHORT_THRESHOLD, log);
+    agent = spawnAgent(agentDir, runtime.endpoint, stand.access, SHORT_THRESHOLD, log);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
     await runtime.stop();

@@ -1,95 +1,198 @@
-// The relist comparison: per node size, the floor and nodepulse's full relist tick, each in a
-// child process of its own (relist-child.ts) against one simulated runtime in a third process.
+// The relist comparison: per row (a runtime and a node size), three sides, each a process of its
+// own, against one runtime in yet another process, measured in the same sitting and interleaved.
 //
-// | size  | pods × containers per pod | why                                                    |
-// |-------|---------------------------|--------------------------------------------------------|
-// | 0     | 0 × 0                     | the fixed cost of two calls: gRPC, HTTP/2, the tick    |
-// | 330   | 110 × 3                   | a full default node (kubelet's maxPods is 110)         |
-// | 1,000 | 100 × 10                  | a dense node                                           |
-// | 10,000| 1,000 × 10                | far past any real node: ~9.6 MB per relist             |
+// | side      | one relist is                                                                   |
+// |-----------|---------------------------------------------------------------------------------|
+// | floor     | grpc-js + proto-loader's full decode, ListPodSandbox ∥ ListContainers            |
+// | nodepulse | Relister.tick() as the agent runs it (bench/relist-child.ts)                    |
+// | kubelet   | kubelet 1.34.4's own CRI client, k8s.io/cri-client (bench/kubelet-cri), the two |
+// |           | lists one after the other as the PLEG asks them                                  |
 //
-// At 10,000 both sides get a 64 MiB receive limit, as a user would raise --max-message-size;
-// below it, upstream's 16 MiB default. The runtime does not churn: the listing is the same each
-// time, so every relist decodes the same bytes (churn would make the two sides decode different
-// answers). Each child does its warm-up relists, then the measured ones, back to back.
+// | runtime    | size  | pods × containers per pod | why                                          |
+// |------------|-------|---------------------------|----------------------------------------------|
+// | simulated  | 0     | 0 × 0                     | the fixed cost of a relist                   |
+// | simulated  | 330   | 110 × 3                   | a full default node (kubelet's maxPods)      |
+// | simulated  | 1,000 | 100 × 10                  | a dense node                                 |
+// | simulated  | 10,000| 1,000 × 10                | far past any real node: ~9.6 MB per relist   |
+// | containerd | 0     | 0 × 0                     | the fixed cost, on the runtime users run     |
+// | containerd | 330   | 110 × 3 (fewer in --quick)| a full default node, on the runtime users run|
 //
-// The floor runs first, then nodepulse, against the same runtime process, which is stopped
-// before the next size starts. Only one child runs at a time: on a 2-core machine the runtime
-// has the other core.
+// nodepulse's side runs with the agent's Node.js settings and environment
+// (src/cli/agent-node-flags.ts), as the agent runs its relist; the floor runs with Node's
+// defaults, as a plain Node.js client would. The settings cost the relist CPU (V8 stops at
+// Maglev: docs/bench.md has the relist with Node's defaults beside it), so the rows give
+// nodepulse's cost where users pay it, not its best.
+//
+// Fairness: the three sides start one after the other (each connects and makes its warm-up
+// relists), then the measured relists run in ROUNDS: in each round every side makes one batch,
+// and the order of the sides rotates from round to round. A shift in the machine's load during
+// a row therefore falls on every side alike. Only one side runs at a time; the runtime has the
+// other core. Each side counts its own process CPU (user + system) across all its batches and
+// the pauses between them (relist-child.ts), divided by its measured relists.
+//
+// Receive limits: the Node sides get upstream's 16 MiB, and 64 MiB at 10,000 containers, as a
+// user would raise --max-message-size. The kubelet's client has a fixed 16 MiB (cri-client's
+// maxMsgSize), which holds the largest single answer here (ListContainers at 10,000, ~8 MB).
+// The runtime does not churn: every relist of a row gets the same items, which the harness checks
+// (floor and nodepulse must also have received the same bytes).
 import { join } from 'node:path';
-import { runJsonChild, startServer } from './child-process.ts';
-import type { SideResult } from './relist-child.ts';
+import { AGENT_ENV, AGENT_NODE_FLAGS } from '../src/cli/agent-node-flags.ts';
+import type { Clock } from '../src/clock/clock.ts';
+import { percentile } from './stats.ts';
+import { SideProcess } from './side-process.ts';
+import type { SideBatch } from './relist-child.ts';
+
+export type RuntimeKind = 'containerd' | 'simulated';
+export type SideName = 'floor' | 'nodepulse' | 'kubelet';
 
 export interface RelistSize {
   readonly containers: number;
   readonly pods: number;
   readonly containersPerPod: number;
   readonly maxMessageBytes: number;
+  /** Measured relists per side, in `rounds` equal batches. */
   readonly iterations: number;
+  readonly rounds: number;
   readonly warmup: number;
 }
 
+export interface SideResult {
+  readonly side: SideName;
+  readonly iterations: number;
+  readonly cpuMsPerRelist: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  /** The two answers' wire size; the kubelet's client does not expose it. */
+  readonly bytes?: number;
+  readonly rssMiB: number;
+  readonly peakRssMiB: number;
+  readonly items: number;
+}
+
 export interface SizeResult {
+  readonly runtime: RuntimeKind;
   readonly containers: number;
   readonly pods: number;
   readonly maxMessageBytes: number;
   readonly floor: SideResult;
   readonly nodepulse: SideResult;
+  /** Absent when the kubelet side could not be built (outside CI only). */
+  readonly kubelet?: SideResult;
 }
 
 const MIB = 1024 * 1024;
-/** Upstream's default receive limit, and the raised one for the 10,000-container listing. */
 const DEFAULT_LIMIT = 16 * MIB;
 const RAISED_LIMIT = 64 * MIB;
-/** The runtime builds 10,000 containers and encodes them once; allow for a slow machine. */
-const SIM_START_TIMEOUT_MS = 60_000;
-/** One side at one size: far above a normal run (~10 s at 10,000 containers). */
-const CHILD_TIMEOUT_MS = 120_000;
+/** A side's start (connect + warm-up) and one batch: far above a normal run. */
+const START_TIMEOUT_MS = 120_000;
+const BATCH_TIMEOUT_MS = 120_000;
 
-export function relistSizes(quick: boolean): RelistSize[] {
-  const size = (containers: number, pods: number, containersPerPod: number, iterations: number, quickIterations: number): RelistSize => ({
+/** The simulated runtime's sizes. */
+export function simulatedSizes(quick: boolean): RelistSize[] {
+  return [
+    size(0, 0, 0, quick ? 50 : 500, quick ? 5 : 10),
+    size(330, 110, 3, quick ? 50 : 400, quick ? 5 : 10),
+    size(1_000, 100, 10, quick ? 30 : 200, quick ? 5 : 10),
+    size(10_000, 1_000, 10, quick ? 5 : 40, quick ? 5 : 8),
+  ];
+}
+
+/** The real containerd's sizes; `pods` is how many pods the node is filled with. */
+export function containerdSizes(quick: boolean, pods: number): RelistSize[] {
+  return [size(0, 0, 0, quick ? 50 : 500, quick ? 5 : 10), size(pods * 3, pods, 3, quick ? 50 : 400, quick ? 5 : 10)];
+}
+
+function size(containers: number, pods: number, containersPerPod: number, iterations: number, rounds: number): RelistSize {
+  return {
     containers,
     pods,
     containersPerPod,
     maxMessageBytes: containers >= 10_000 ? RAISED_LIMIT : DEFAULT_LIMIT,
-    iterations: quick ? quickIterations : iterations,
-    warmup: quick ? Math.min(5, quickIterations) : Math.max(5, Math.round(iterations / 10)),
-  });
-  return [size(0, 0, 0, 500, 50), size(330, 110, 3, 400, 50), size(1_000, 100, 10, 200, 30), size(10_000, 1_000, 10, 40, 5)];
+    iterations,
+    rounds,
+    warmup: Math.max(5, Math.round(iterations / 10)),
+  };
 }
 
-export async function runRelistBench(options: { root: string; dir: string; sizes: readonly RelistSize[]; log: (line: string) => void }): Promise<SizeResult[]> {
-  const { root, dir, log } = options;
-  const results: SizeResult[] = [];
-  for (const size of options.sizes) {
-    const socket = join(dir, `cri-${size.containers}.sock`);
-    const sim = await startServer<{ endpoint: string }>(
-      ['src/stand-ins/cri-runtime/main.ts', '--socket', socket, '--pods', String(size.pods), '--containers-per-pod', String(size.containersPerPod)],
-      SIM_START_TIMEOUT_MS,
-      root,
-    );
-    try {
-      const side = (name: 'floor' | 'nodepulse'): Promise<SideResult> =>
-        runJsonChild<SideResult>(
-          [
-            'bench/relist-child.ts',
-            '--side', name,
-            '--endpoint', sim.ready.endpoint,
-            '--iterations', String(size.iterations),
-            '--warmup', String(size.warmup),
-            '--max-message-bytes', String(size.maxMessageBytes),
-          ],
-          CHILD_TIMEOUT_MS,
-          root,
-        );
-      const floor = await side('floor');
-      const nodepulse = await side('nodepulse');
-      if (floor.items !== nodepulse.items || floor.bytes !== nodepulse.bytes) throw new Error(`size ${size.containers}: the sides received ${floor.items} items in ${floor.bytes} bytes and ${nodepulse.items} in ${nodepulse.bytes}; they must get the same answers`);
-      log(`relist ${size.containers}: floor ${floor.cpuMsPerRelist.toFixed(2)} ms CPU, nodepulse ${nodepulse.cpuMsPerRelist.toFixed(2)} ms CPU`);
-      results.push({ containers: size.containers, pods: size.pods, maxMessageBytes: size.maxMessageBytes, floor, nodepulse });
-    } finally {
-      await sim.stop();
+export interface RowOptions {
+  readonly root: string;
+  readonly runtime: RuntimeKind;
+  readonly endpoint: string;
+  readonly size: RelistSize;
+  /** The kubelet side's binary, or undefined to run without it. */
+  readonly kubeletBinary: string | undefined;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+}
+
+/** One row: the three sides against one runtime, interleaved in rounds. */
+export async function runRow(options: RowOptions): Promise<SizeResult> {
+  const { root, runtime, endpoint, size: row, log } = options;
+  const node = (side: 'floor' | 'nodepulse'): [SideName, string, string[], NodeJS.ProcessEnv] => [
+    side,
+    process.execPath,
+    [
+      // nodepulse's relist runs as in the agent, with the agent's settings (see the header).
+      ...(side === 'nodepulse' ? AGENT_NODE_FLAGS : []),
+      'bench/relist-child.ts', '--side', side, '--endpoint', endpoint, '--warmup', String(row.warmup), '--max-message-bytes', String(row.maxMessageBytes),
+    ],
+    side === 'nodepulse' ? { ...process.env, ...AGENT_ENV } : process.env,
+  ];
+  const specs: [SideName, string, string[], NodeJS.ProcessEnv][] = [node('floor'), node('nodepulse')];
+  if (options.kubeletBinary !== undefined) specs.push(['kubelet', options.kubeletBinary, ['--endpoint', endpoint, '--warmup', String(row.warmup)], process.env]);
+
+  const sides: { name: SideName; process: SideProcess; bytes: number | undefined; batches: SideBatch[] }[] = [];
+  try {
+    for (const [name, file, args, env] of specs) {
+      const { side, ready } = await SideProcess.start(`${runtime} ${row.containers} ${name}`, file, args, { cwd: root, timeoutMs: START_TIMEOUT_MS, env });
+      sides.push({ name, process: side, bytes: ready.bytes, batches: [] });
     }
+    const perRound = Math.ceil(row.iterations / row.rounds);
+    for (let round = 0; round < row.rounds; round++) {
+      for (let k = 0; k < sides.length; k++) {
+        const side = sides[(round + k) % sides.length]!;
+        side.batches.push(await side.process.run(perRound, BATCH_TIMEOUT_MS));
+      }
+    }
+  } finally {
+    await Promise.all(sides.map((s) => s.process.close()));
   }
-  return results;
+
+  const results = new Map<SideName, SideResult>();
+  for (const side of sides) {
+    const walls = side.batches.flatMap((b) => b.wallsMs);
+    const last = side.batches.at(-1)!;
+    const cpuMs = side.batches.reduce((sum, b) => sum + b.cpuMs, 0);
+    results.set(side.name, {
+      side: side.name,
+      iterations: walls.length,
+      cpuMsPerRelist: cpuMs / walls.length,
+      p50Ms: percentile(walls, 0.5),
+      p99Ms: percentile(walls, 0.99),
+      ...(last.bytes === undefined ? {} : { bytes: last.bytes }),
+      rssMiB: last.rssMiB,
+      peakRssMiB: last.peakRssMiB,
+      items: last.items,
+    });
+  }
+  const floor = results.get('floor')!;
+  const nodepulse = results.get('nodepulse')!;
+  const kubelet = results.get('kubelet');
+  const where = `${runtime} ${row.containers}`;
+  if (floor.items !== nodepulse.items || floor.bytes !== nodepulse.bytes) {
+    throw new Error(`${where}: floor received ${floor.items} items in ${floor.bytes} bytes and nodepulse ${nodepulse.items} in ${nodepulse.bytes}; they must get the same answers`);
+  }
+  if (kubelet !== undefined && kubelet.items !== floor.items) throw new Error(`${where}: kubelet received ${kubelet.items} items and floor ${floor.items}; they must get the same answers`);
+  const expected = row.pods + row.containers;
+  if (floor.items !== expected) throw new Error(`${where}: the runtime listed ${floor.items} items, it must list ${row.pods} pods and ${row.containers} containers`);
+  log(
+    `relist ${where}: CPU ms per relist floor ${floor.cpuMsPerRelist.toFixed(2)}, nodepulse ${nodepulse.cpuMsPerRelist.toFixed(2)}` +
+      (kubelet === undefined ? '' : `, kubelet ${kubelet.cpuMsPerRelist.toFixed(2)}`),
+  );
+  return { runtime, containers: row.containers, pods: row.pods, maxMessageBytes: row.maxMessageBytes, floor, nodepulse, ...(kubelet === undefined ? {} : { kubelet }) };
+}
+
+/** Socket path for a simulated row, in the bench's temp dir. */
+export function simSocket(dir: string, size: RelistSize): string {
+  return join(dir, `cri-${size.containers}.sock`);
 }

@@ -1,8 +1,8 @@
-// One side of the relist benchmark, in a process of its own (so that process.cpuUsage() and the
-// RSS are this side's alone; the simulated runtime runs in yet another process).
+// One Node.js side of the relist benchmark, in a process of its own (so that its CPU and RSS
+// are this side's alone; the runtime runs in yet another process).
 //
-//   node bench/relist-child.ts --side floor|nodepulse --endpoint unix:///… \
-//        --iterations N --warmup W --max-message-bytes B
+//   node bench/relist-child.ts --side floor|nodepulse --endpoint unix:///… --warmup W \
+//        --max-message-bytes B
 //
 // | side      | one relist is                                                                  |
 // |-----------|--------------------------------------------------------------------------------|
@@ -11,15 +11,19 @@
 // | nodepulse | Relister.tick(): the runtime client's relist, the ledger, the lifecycle diff,  |
 // |           | the counts, and the agent's metrics for the outcome (recordRelistOutcome)      |
 //
-// Relists run back to back (each awaits the previous one). W warm-up relists are not measured:
-// they pay for JIT, connection set-up and the first proto load. Then N relists are timed on the
-// monotonic clock, and the process's CPU (user + system) is read before and after all N. Wall
-// time per relist includes the runtime's own answer time, CPU does not (the runtime is another
-// process).
-//
-// Prints ONE JSON line on stdout: { side, iterations, cpuMsPerRelist, p50Ms, p99Ms, bytes,
-// rssMiB, peakRssMiB, heapUsedMiB, items }. `bytes` is the size of the two received protobuf
-// answers of one relist. Any failed relist fails the run: exit 1 with one line on stderr.
+// The protocol, shared with the kubelet side (bench/kubelet-cri/main.go), so that the harness
+// (relist-sides.ts) drives every side alike and interleaves them:
+//   - start: connect, make W warm-up relists (they pay for JIT, connection set-up and the proto
+//     load), then print ONE JSON line {side, ready: true, items, bytes};
+//   - each stdin line `run N`: N relists back to back, each timed on the monotonic clock, then
+//     ONE JSON line {cpuMs, wallsMs, items, bytes, rssMiB, peakRssMiB, heapUsedMiB}. cpuMs is
+//     the process's CPU (user + system, process.cpuUsage()) since the previous answer (since the
+//     first `run` for the first), so work deferred past one batch (the collector's) is counted
+//     against the next, and the sum over batches is every CPU second the side spent measuring;
+//   - stdin closed, or `exit`: the client is closed and the process ends with status 0.
+// `bytes` is the size of the two received protobuf answers of one relist. Any failed relist ends
+// the process with status 1 and one line on stderr.
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { Registry } from 'prom-client';
@@ -29,7 +33,6 @@ import { CRI_PROTO_FILE, CRI_SERVICE_NAME, findProtoRoot, FULL_DECODE_OPTIONS } 
 import { createRuntimeClient } from '../src/cri/runtime-client.ts';
 import { createAgentMetrics } from '../src/metrics/metrics.ts';
 import { Relister } from '../src/relist/relister.ts';
-import { percentile } from './stats.ts';
 
 /** Each relist's deadline: far above any honest relist here, so only a broken run hits it. */
 const RELIST_DEADLINE_MS = 60_000;
@@ -37,23 +40,31 @@ const RELIST_DEADLINE_MS = 60_000;
 const RELIST_THRESHOLD_MS = 180_000;
 const MIB = 1024 * 1024;
 
-export interface SideResult {
-  readonly side: 'floor' | 'nodepulse';
-  readonly iterations: number;
-  readonly cpuMsPerRelist: number;
-  readonly p50Ms: number;
-  readonly p99Ms: number;
-  readonly bytes: number;
+export type NodeSideName = 'floor' | 'nodepulse';
+
+/** The ready line. */
+export interface SideReady {
+  readonly side: string;
+  readonly ready: true;
+  readonly items: number;
+  /** Absent for a side that cannot see the wire (the kubelet's client). */
+  readonly bytes?: number;
+}
+
+/** The answer to one `run N`. */
+export interface SideBatch {
+  readonly cpuMs: number;
+  readonly wallsMs: readonly number[];
+  readonly items: number;
+  readonly bytes?: number;
   readonly rssMiB: number;
   readonly peakRssMiB: number;
-  readonly heapUsedMiB: number;
-  readonly items: number;
+  readonly heapUsedMiB?: number;
 }
 
 interface Args {
-  side: 'floor' | 'nodepulse';
+  side: NodeSideName;
   endpoint: string;
-  iterations: number;
   warmup: number;
   maxMessageBytes: number;
 }
@@ -67,7 +78,6 @@ function parse(argv: string[]): Args {
     options: {
       side: { type: 'string' },
       endpoint: { type: 'string' },
-      iterations: { type: 'string' },
       warmup: { type: 'string' },
       'max-message-bytes': { type: 'string' },
     },
@@ -85,7 +95,6 @@ function parse(argv: string[]): Args {
   return {
     side,
     endpoint,
-    iterations: whole('iterations', values.iterations, 1),
     warmup: whole('warmup', values.warmup, 0),
     maxMessageBytes: whole('max-message-bytes', values['max-message-bytes'], 1),
   };
@@ -155,35 +164,45 @@ function nodepulseRelist(args: Args, clock: SystemClock): { relist: RelistOnce; 
   };
 }
 
+function write(line: object): void {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+}
+
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   const clock = new SystemClock();
   const side = args.side === 'floor' ? await floorRelist(args, clock) : nodepulseRelist(args, clock);
   try {
-    let last = { bytes: 0, items: 0 };
-    for (let i = 0; i < args.warmup; i++) last = await side.relist();
-    const walls: number[] = [];
-    const cpuBefore = process.cpuUsage();
-    for (let i = 0; i < args.iterations; i++) {
-      const t0 = clock.monotonicMs();
-      last = await side.relist();
-      walls.push(clock.monotonicMs() - t0);
+    let last = await side.relist();
+    for (let i = 1; i < args.warmup; i++) last = await side.relist();
+    write({ side: args.side, ready: true, items: last.items, bytes: last.bytes } satisfies SideReady);
+    let mark: NodeJS.CpuUsage | undefined;
+    for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
+      const command = line.trim();
+      if (command === 'exit') break;
+      const n = Number(/^run (\d+)$/.exec(command)?.[1]);
+      if (!Number.isInteger(n) || n < 1) throw new Error(`command: ${JSON.stringify(command)} must be "run N" (N ≥ 1) or "exit"`);
+      mark ??= process.cpuUsage();
+      const wallsMs: number[] = [];
+      for (let i = 0; i < n; i++) {
+        const t0 = clock.monotonicMs();
+        last = await side.relist();
+        wallsMs.push(clock.monotonicMs() - t0);
+      }
+      const now = process.cpuUsage();
+      const cpuMs = (now.user - mark.user + now.system - mark.system) / 1000;
+      mark = now;
+      const memory = process.memoryUsage();
+      write({
+        cpuMs,
+        wallsMs,
+        items: last.items,
+        bytes: last.bytes,
+        rssMiB: memory.rss / MIB,
+        peakRssMiB: (process.resourceUsage().maxRSS * 1024) / MIB,
+        heapUsedMiB: memory.heapUsed / MIB,
+      } satisfies SideBatch);
     }
-    const cpu = process.cpuUsage(cpuBefore);
-    const memory = process.memoryUsage();
-    const result: SideResult = {
-      side: args.side,
-      iterations: args.iterations,
-      cpuMsPerRelist: (cpu.user + cpu.system) / 1000 / args.iterations,
-      p50Ms: percentile(walls, 0.5),
-      p99Ms: percentile(walls, 0.99),
-      bytes: last.bytes,
-      rssMiB: memory.rss / MIB,
-      peakRssMiB: (process.resourceUsage().maxRSS * 1024) / MIB,
-      heapUsedMiB: memory.heapUsed / MIB,
-      items: last.items,
-    };
-    process.stdout.write(`${JSON.stringify(result)}\n`);
   } finally {
     side.close();
   }

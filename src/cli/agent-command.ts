@@ -5,7 +5,7 @@
 // the agent, or an API server that is down, is exactly what the agent must report, so both are
 // faults the loops see and recover from, not reasons to exit.
 import { readFileSync, statSync } from 'node:fs';
-import { Registry } from 'prom-client';
+import { Registry } from '../metrics/prom-client.ts';
 import { Agent } from '../agent/agent.ts';
 import { DebugHookError, installDebugHooks } from '../agent/debug-hooks.ts';
 import { ResolvingRuntimeClient } from '../cri/resolving-runtime-client.ts';

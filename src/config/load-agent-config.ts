@@ -23,7 +23,7 @@
 // Problems with argv stop the load before the file is read; a file that cannot be read, parsed
 // or shaped stops it before the values are judged. zod judges the file's shape and every value,
 // and its ZodError is the ConfigError's cause. --help is the CLI's to answer (wantsHelp).
-import { parse as parseYaml } from 'yaml';
+// The YAML parser is loaded only when a file is given (yaml-parser.ts).
 import { z } from 'zod/v3';
 import { agentConfigSchema, type AgentConfig } from './agent-config-schema.ts';
 import { AGENT_CONFIG_KEYS, AGENT_CONFIG_SPECS, CONFIG_FILE_SPEC, PRINT_CONFIG_SPEC, type AgentConfigKey } from './agent-config-keys.ts';
@@ -31,6 +31,7 @@ import { ConfigError } from './config-error.ts';
 import { parseFlags, suggest, type Sourced } from './flag-grammar.ts';
 import { mergeSources, parseSettings, type Env } from './parse-settings.ts';
 import { showValue } from './show-value.ts';
+import { parseYaml } from './yaml-parser.ts';
 import { filePath, goBool } from './value-schemas.ts';
 
 export interface LoadAgentConfigInput {

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
 import { describe, it } from 'node:test';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { collectProcessMetrics, EventLoopLagSampler, registerEventLoopLag, type LatenessHistogram } from './event-loop-lag.ts';
+import { collectProcessMetrics, EventLoopLagSampler, PROM_CLIENT_COLLECTORS, registerEventLoopLag, REPLACED_COLLECTORS, type LatenessHistogram } from './event-loop-lag.ts';
 
 const MS = 1e6;
 
@@ -144,6 +145,25 @@ describe('collectProcessMetrics', () => {
     assert.ok((await families(ours)).includes('nodejs_eventloop_lag_p99_seconds'), 'precondition: prom-client has a lag family');
     const help = (await ours.getMetricsAsJSON()).find((m) => m.name === 'nodejs_eventloop_lag_p99_seconds')?.help;
     assert.match(help ?? '', /a timer due every 50 ms/);
+  });
+
+  it("leaves out none of prom-client's default collectors: each is registered or replaced by the agent's own", () => {
+    const require = createRequire(import.meta.url);
+    const { metricsList } = require('prom-client/lib/defaultMetrics.js') as { metricsList: readonly string[] };
+    assert.deepEqual([...Object.keys(PROM_CLIENT_COLLECTORS), ...REPLACED_COLLECTORS].sort(), [...metricsList].sort());
+  });
+
+  it('counts the process CPU since the process started, under prom-client\'s names, user plus system making the total', async () => {
+    const registry = new Registry();
+    collectProcessMetrics(registry, new ManualClock(), 50);
+    const before = process.cpuUsage();
+    const text = await registry.metrics();
+    const user = sample(text, 'process_cpu_user_seconds_total') ?? -1;
+    const system = sample(text, 'process_cpu_system_seconds_total') ?? -1;
+    assert.ok(user >= before.user / 1e6 - 1e-6, `user ${user} s covers the ${before.user / 1e6} s used before the first scrape`);
+    near(sample(text, 'process_cpu_seconds_total'), user + system, 'total = user + system');
+    const later = sample(await registry.metrics(), 'process_cpu_user_seconds_total') ?? -1;
+    assert.ok(later >= user, 'a counter never goes down');
   });
 
   it('samples on the clock it is given: a loop blocked on that clock reads as late', async () => {

@@ -1,7 +1,8 @@
 // The process and Node.js default metrics, with the event-loop lag measured by the agent itself.
 //
-// prom-client's default collectors are used as they are (CPU, memory, file descriptors, heap,
-// handles, GC), all but one: its event-loop lag collector, for two reasons.
+// prom-client's default collectors are used as they are (memory, file descriptors, heap, handles,
+// GC), all but two: its CPU collector, which loads @opentelemetry/api (process-cpu.ts has the
+// agent's, with the same families), and its event-loop lag collector, for two reasons.
 //   - Cost. A sampler wakes the process at every sample, on every node, forever, and
 //     prom-client's samples every 10 ms by default. Sampling every 500 ms keeps the agent inside
 //     its CPU budget; docs/bench.md has the figures, side by side with a faster sampler.
@@ -34,13 +35,11 @@
 //
 // The sampler runs on the clock it is given, like every other timer of the agent.
 import { createHistogram, type RecordableHistogram } from 'node:perf_hooks';
-import { Gauge, type Registry } from 'prom-client';
-import defaultMetrics from 'prom-client/lib/defaultMetrics.js';
+import type { Registry } from 'prom-client';
 import gc from 'prom-client/lib/metrics/gc.js';
 import heapSizeAndUsed from 'prom-client/lib/metrics/heapSizeAndUsed.js';
 import heapSpacesSizeAndUsed from 'prom-client/lib/metrics/heapSpacesSizeAndUsed.js';
 import osMemoryHeap from 'prom-client/lib/metrics/osMemoryHeap.js';
-import processCpuTotal from 'prom-client/lib/metrics/processCpuTotal.js';
 import processHandles from 'prom-client/lib/metrics/processHandles.js';
 import processMaxFileDescriptors from 'prom-client/lib/metrics/processMaxFileDescriptors.js';
 import processOpenFileDescriptors from 'prom-client/lib/metrics/processOpenFileDescriptors.js';
@@ -48,24 +47,24 @@ import processRequests from 'prom-client/lib/metrics/processRequests.js';
 import processResources from 'prom-client/lib/metrics/processResources.js';
 import processStartTime from 'prom-client/lib/metrics/processStartTime.js';
 import version from 'prom-client/lib/metrics/version.js';
+import { registerProcessCpu } from './process-cpu.ts';
+import { Gauge } from './prom-client.ts';
 import type { Clock, Timer } from '../clock/clock.ts';
 
 /** How often the event loop is sampled, in ms (see the header for why 500). */
 export const EVENT_LOOP_SAMPLE_MS = 500;
 
-/** prom-client's name for its own event-loop lag collector, the one this file replaces. */
-const PROM_CLIENT_LAG_COLLECTOR = 'eventLoopLag';
-
 type DefaultCollector = (registry: Registry, config: object) => void;
 
 /**
- * prom-client's default collectors but its lag, by the names its metricsList gives them. Each is
- * imported by name, not required from that list at run time, so that a bundler sees every module
- * the agent runs (the image ships the agent bundled: scripts/bundle.ts). A prom-client that adds
- * or renames a collector fails collectProcessMetrics, and its test, until this table follows.
+ * prom-client's default collectors the agent registers, by the names its metricsList gives them
+ * and in its order (a test holds these names to that list, so a collector a later version adds is
+ * not silently left out). Each is imported by name, not required from that list at run time, so
+ * that a bundler sees every module the agent runs (the image ships the agent bundled:
+ * scripts/bundle.ts). Not among them: eventLoopLag, replaced by the sampler below, and
+ * processCpuTotal, replaced by process-cpu.ts (it loads @opentelemetry/api).
  */
-const COLLECTORS: Readonly<Record<string, DefaultCollector>> = {
-  processCpuTotal,
+export const PROM_CLIENT_COLLECTORS: Readonly<Record<string, DefaultCollector>> = {
   processStartTime,
   osMemoryHeap,
   processOpenFileDescriptors,
@@ -79,25 +78,19 @@ const COLLECTORS: Readonly<Record<string, DefaultCollector>> = {
   gc,
 };
 
+/** The default collectors this file replaces with the agent's own. */
+export const REPLACED_COLLECTORS = ['eventLoopLag', 'processCpuTotal'] as const;
+
 /**
- * Registers prom-client's default process and Node.js collectors on `registry`, except its
- * event-loop lag, and the agent's own lag gauges in its place. The sampler runs on `clock` (the
- * system clock in the agent) for the life of the process; its timer does not keep the process
- * alive.
+ * Registers prom-client's default process and Node.js collectors on `registry`, its CPU and
+ * event-loop lag ones replaced by the agent's own. The sampler runs on `clock` (the system clock
+ * in the agent) for the life of the process; its timer does not keep the process alive.
  */
 export function collectProcessMetrics(registry: Registry, clock: Clock, sampleMs: number = EVENT_LOOP_SAMPLE_MS): void {
-  // prom-client exports collectDefaultMetrics() whole; its collectors are one module each, named
-  // by its metricsList, and registered here in that order.
-  const { metricsList } = defaultMetrics;
-  if (!metricsList.includes(PROM_CLIENT_LAG_COLLECTOR)) {
-    throw new Error(`prom-client's default collectors no longer include ${PROM_CLIENT_LAG_COLLECTOR}: ${metricsList.join(', ')}`);
-  }
-  for (const name of metricsList) {
-    if (name === PROM_CLIENT_LAG_COLLECTOR) continue;
-    const collector = COLLECTORS[name];
-    if (collector === undefined) throw new Error(`prom-client's default collector ${name} must be in COLLECTORS (src/metrics/event-loop-lag.ts)`);
+  for (const collector of Object.values(PROM_CLIENT_COLLECTORS)) {
     collector(registry, {});
   }
+  registerProcessCpu(registry);
   const sampler = new EventLoopLagSampler(clock, sampleMs);
   sampler.start();
   registerEventLoopLag(registry, sampler.lateness, clock, sampleMs);

@@ -12,7 +12,7 @@
 // `_total` and its sample with it; histogram samples are `_bucket` (with `le`, ending at +Inf),
 // `_sum` and `_count`; label values escape `\`, `"` and newline; HELP escapes `\`, `"` and
 // newline; the body ends with `# EOF`.
-import { Registry } from 'prom-client';
+import { Registry } from './prom-client.ts';
 
 export const PROMETHEUS_TEXT_CONTENT_TYPE = Registry.PROMETHEUS_CONTENT_TYPE;
 export const OPENMETRICS_CONTENT_TYPE = Registry.OPENMETRICS_CONTENT_TYPE;

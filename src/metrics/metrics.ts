@@ -45,7 +45,8 @@
 // The relist histogram's buckets reach the relist deadline, plus one overrun bucket just past it:
 // a relist ended by its deadline measures a hair over the deadline (timer latency), and a hung
 // relist must land in a real bucket, never only in +Inf (docs/design.md "Defaults").
-import { Counter, Gauge, Histogram, type MetricObjectWithValues, type MetricValue, type Registry } from 'prom-client';
+import type { MetricObjectWithValues, MetricValue, Registry } from 'prom-client';
+import { Counter, Gauge, Histogram } from './prom-client.ts';
 import type { Clock } from '../clock/clock.ts';
 import { CRI_FAULT_CODES, type CriFaultCode } from '../cri/cri-error.ts';
 import { LIFECYCLE_EVENT_TYPES, type LifecycleEventType } from '../relist/lifecycle-diff.ts';

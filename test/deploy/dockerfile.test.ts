@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { DockerfileParser, type Instruction } from 'dockerfile-ast';
 import { validate } from 'dockerfile-utils';
+import { AGENT_ENV, AGENT_NODE_FLAGS } from '../../src/cli/agent-node-flags.ts';
 import { REPO_ROOT } from './render.ts';
 
 const text = readFileSync(join(REPO_ROOT, 'Dockerfile'), 'utf8');
@@ -128,9 +129,11 @@ test('DL3008/DL3009/DL3015/DL3016/DL4006: package installs are minimal and pinne
 
 test('the image runs `nodepulse agent`, says why it runs as root, and carries OCI labels', () => {
   const entrypoint = instructions.filter((i) => i.getKeyword() === 'ENTRYPOINT').at(-1);
-  assert.deepEqual(JSON.parse(entrypoint?.getArgumentsContent() ?? 'null'), ['node', 'dist/src/cli/main.js', 'agent']);
+  assert.deepEqual(JSON.parse(entrypoint?.getArgumentsContent() ?? 'null'), ['node', ...AGENT_NODE_FLAGS, 'dist/src/cli/main.js', 'agent'], 'the agent with its Node.js settings');
   const final = allStages.at(-1);
   assert.ok(final, 'precondition: a final stage');
+  const env = final.instructions.filter((i) => i.getKeyword() === 'ENV').flatMap((i) => (i.getArgumentsContent() ?? '').split(/\s+/));
+  for (const [name, value] of Object.entries(AGENT_ENV)) assert.ok(env.includes(`${name}=${value}`), `the final stage's ENV sets ${name}=${value}: ${env.join(' ')}`);
   // DL3002: no explicit USER root; root is the base image's default, and the comment says why.
   assert.equal(final.instructions.some((i) => i.getKeyword() === 'USER'), false);
   assert.match(text, /runs as uid 0 ONLY because the CRI socket/);

@@ -3,7 +3,8 @@
 // a test CA. It must take its lean in-cluster path:
 // - renew its Lease over HTTPS, authenticated by the service-account token and trusting ca.crt;
 // - re-read the token when kubelet rotates it: one 401 at most, then the new token, no restart;
-// - never load @kubernetes/client-node: its KubeConfig alone costs ~80 MiB of RSS on every node.
+// - never load @kubernetes/client-node: its KubeConfig alone costs ~80 MiB of RSS on every node;
+//   nor, without a config file, the YAML parser, nor the OpenTelemetry API or prom-client's index.
 // A module-load hook (test/support/module-load-hook.ts) records every module the agent loads. The
 // same agent given a kubeconfig file instead does load KubeConfig, which shows the hook sees it.
 import assert from 'node:assert/strict';
@@ -22,6 +23,8 @@ const NEW_TOKEN = 'in-cluster-new-token-9876543210';
 const RENEWAL_TIMEOUT_MS = 15_000;
 const CLIENT_NODE = '/node_modules/@kubernetes/client-node/';
 const KUBECONFIG_MODULE = `${CLIENT_NODE}dist/config.js`;
+/** Modules an agent in a pod, given no config file, has no use for. */
+const NOT_IN_A_POD = ['/node_modules/yaml/', '/node_modules/@opentelemetry/api/', '/node_modules/prom-client/index.js'];
 
 function skipUnlessRoot(t: TestContext): boolean {
   if (isRoot()) return false;
@@ -72,6 +75,9 @@ describe('the agent in a pod: its lean in-cluster path', { timeout: 90_000 }, ()
     const modules = loaded(moduleLog);
     assert.ok(modules.some((m) => m.endsWith('/dist/src/kube/target-auth.js')), 'precondition: the hook recorded the agent\'s own modules');
     assert.deepEqual(modules.filter((m) => m.includes(CLIENT_NODE)), [], 'no module of @kubernetes/client-node is loaded in-cluster');
+    // Loaded once, resident for good on every node, and of no use to this run (docs/bench.md):
+    assert.deepEqual(modules.filter((m) => NOT_IN_A_POD.some((path) => m.includes(path))), [], 'no YAML parser without a config file, no OpenTelemetry API, no prom-client index');
+    assert.ok(modules.some((m) => m.includes('/node_modules/prom-client/lib/registry.js')), 'precondition: the hook saw prom-client\'s own modules');
     assert.equal(await agent.stop(), 0);
   });
 

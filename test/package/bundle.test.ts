@@ -8,10 +8,11 @@
 //     pino and prom-client.
 //   - Nothing but production packages (package-lock.json: not dev), each named with its license
 //     in THIRD-PARTY-LICENSES.txt.
+//   - The agent's config file is read from the bundle (its YAML parser is imported lazily).
 //   - Every chunk is ASCII, so V8 keeps its source one byte a character (the RSS reason in the
 //     bundle's header).
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -69,6 +70,16 @@ test('the chunks the agent command loads carry grpc-js, zod, pino and prom-clien
   }
   const packages = packagesOf([...loaded].flatMap((c) => Object.keys(outputs[c]?.inputs ?? {})));
   for (const name of AGENT_STACK) assert.ok(packages.has(name), `the agent's chunks hold ${name}: ${[...packages].sort().join(', ')}`);
+});
+
+test('the bundled agent reads a YAML config file, with no node_modules in reach: the parser it loads only for a file is in the bundle', async () => {
+  const file = join(out, 'agent-config.yaml');
+  writeFileSync(file, 'relistPeriod: 2500ms\nleaseNamespace: from-the-file\n');
+  const run = await nodepulse(['agent', '--node-name=bundle-node', `--config=${file}`, '--print-config']);
+  assert.equal(run.code, 0, `exit ${run.code}: ${run.stderr}`);
+  const printed = JSON.parse(run.stdout) as Record<string, unknown>;
+  assert.equal(printed['relistPeriod'], '2.5s');
+  assert.equal(printed['leaseNamespace'], 'from-the-file');
 });
 
 test('the bundle holds production packages only, each named with its license in THIRD-PARTY-LICENSES.txt, and no node_modules', () => {
