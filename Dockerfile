@@ -51,13 +51,13 @@ FROM --platform=${TARGETPLATFORM} ${RUNTIME_IMAGE} AS final
 ARG NODE_IMAGE
 ARG RUNTIME_IMAGE
 ARG VERSION=0.1.0
-# The commit the image was built from (scripts/build-image.ts passes `git rev-parse HEAD`).
+# The commit the image was built from (scripts/build-image.ts passes `git rev-parse HEAD`). No
+# source label: no repository is published, and a label naming one would send readers nowhere.
 ARG REVISION=unknown
 LABEL org.opencontainers.image.title="nodepulse" \
       org.opencontainers.image.description="Per-node Kubernetes agent whose Lease moves only while the container runtime answers relists" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.licenses="Apache-2.0" \
-      org.opencontainers.image.source="https://github.com/nodepulse/nodepulse" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.base.name="${RUNTIME_IMAGE}"
 WORKDIR /opt/nodepulse

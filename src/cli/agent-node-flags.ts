@@ -17,7 +17,9 @@
 // |                           | which Maglev compiles well: the bundled agent's RSS 78.9–79.8 MiB against 83.6–84.3   |
 // |                           | (file-backed pages 46.9 against 52.2 MiB), CPU 0.66–0.82 % of one core against        |
 // |                           | 0.68–0.78 %, the same within noise (four 30 s windows each, interleaved). Stopping at |
-// |                           | Sparkplug (--max-opt=1) saved 4.5 MiB more but cost a fifth more CPU                  |
+// |                           | Sparkplug (--max-opt=1) saved 4.5 MiB more but cost a fifth more CPU. Back to back,   |
+// |                           | where the steady state cannot tell, a relist costs more on Maglev's code: 2.0–2.6 ms  |
+// |                           | against 1.45–1.75 at 330 containers; the empty node's ratio to the floor pays for it  |
 //
 // Only for the agent: `nodepulse fleet` and `controller` parse whole node lists and keep Node's
 // defaults. The first two are accepted in NODE_OPTIONS too, where an operator may override them;
