@@ -28,7 +28,7 @@
 // remove from which Node, and changes nothing.
 //
 // The kubeconfig is read as kubectl reads it (--kubeconfig, KUBECONFIG, ~/.kube/config, else the
-// pod's service account; --context), as fleet reads it (kube/reader-auth.ts).
+// pod's service account; --context), as fleet reads it (kube/pick-kube-auth.ts).
 //
 // Exit codes (0, 2 and 3 as fleet's):
 // | code | meaning                                                                              |

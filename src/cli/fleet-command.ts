@@ -11,7 +11,7 @@
 // The kubeconfig is read as kubectl reads it (load-kubeconfig.ts: --kubeconfig, KUBECONFIG,
 // ~/.kube/config, in-cluster; --context), and every request authenticates through client-node's
 // KubeConfig (exec plugins, client certificates, token files); in a pod with no kubeconfig, with
-// the service account's token the lean way (kube/reader-auth.ts).
+// the service account's token the lean way (kube/pick-kube-auth.ts).
 //
 // Exit codes, so that a script can tell a verdict from a failure to get one:
 // | code | meaning                                                                             |
