@@ -16,7 +16,7 @@ import { printableConfig } from '../config/printable-config.ts';
 import { parseCriEndpoint } from '../cri/endpoint.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { agentKubeAuth } from '../kube/agent-kube-auth.ts';
+import { pickKubeAuth } from '../kube/pick-kube-auth.ts';
 import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from './command-io.ts';
 
@@ -38,7 +38,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
 
   let auth;
   try {
-    auth = await agentKubeAuth({ kubeconfig: config.kubeconfig, env: io.env, clock: io.clock });
+    auth = await pickKubeAuth({ who: 'agent', kubeconfig: config.kubeconfig, context: undefined, env: io.env, homeDir: undefined, clock: io.clock });
   } catch (err) {
     io.stderr.write(`${(err as Error).message}\n`);
     return 2;

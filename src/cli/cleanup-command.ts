@@ -28,7 +28,7 @@
 // remove from which Node, and changes nothing.
 //
 // The kubeconfig is read as kubectl reads it (--kubeconfig, KUBECONFIG, ~/.kube/config, else the
-// pod's service account; --context), as fleet reads it (kube/reader-auth.ts).
+// pod's service account; --context), as fleet reads it (kube/pick-kube-auth.ts).
 //
 // Exit codes (0, 2 and 3 as fleet's):
 // | code | meaning                                                                              |
@@ -55,6 +55,7 @@ import { LEASE_LABELS } from '../lease/lease-writer.ts';
 import { CONDITION_TYPE } from '../fleet/fleet-view.ts';
 import { parseLabelSelector, SelectorError } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape } from './reader-flags.ts';
+import { leasesPath, nodesPath, podsPath } from '../kube/api-paths.ts';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, isUnavailable, KubeApiError } from '../kube/kube-api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
@@ -83,7 +84,6 @@ const MAX_NAMES_SHOWN = 20;
 const RETRY = exponentialBackoff({ initialMs: 200, maxMs: 5_000, jitter: 0.2 });
 /** The Leases nodepulse writes: every agent's node Lease, and the controller's election Lease. */
 export const OUR_LEASES_SELECTOR = `nodepulse.io/role in (${LEASE_LABELS['nodepulse.io/role']},${ELECTION_LABELS['nodepulse.io/role']})`;
-const JSON_PATCH = 'application/json-patch+json';
 
 const SPECS: readonly FlagSpec[] = [
   valueFlag('--agent-namespace', 'NAMESPACE', undefined, 'namespace of the agent pods (required)'),
@@ -269,12 +269,7 @@ class Cleanup {
   async #deleteLease(namespace: string, name: string): Promise<void> {
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.#client.request({
-          method: 'DELETE',
-          path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases/${encodeURIComponent(name)}`,
-          signal: this.#signal,
-          what: `DELETE leases ${namespace}/${name}`,
-        });
+        await this.#client.deleteLease(namespace, name, { signal: this.#signal });
         this.#io.stdout.write(`lease ${namespace}/${name}: deleted\n`);
         return;
       } catch (err) {
@@ -296,7 +291,7 @@ class Cleanup {
     for (const namespace of new Set([this.#flags.agentNamespace, this.#flags.leaseNamespace])) {
       const source = kubeListWatch<Lease>({
         client: this.#client,
-        path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`,
+        path: leasesPath(namespace),
         labelSelector: OUR_LEASES_SELECTOR,
       });
       const leases = await this.#retrying(() => listAll(source, this.#signal));
@@ -346,14 +341,7 @@ class Cleanup {
           await this.#client.patchNodeStatus(l.node, CONDITION_DELETE_PATCH, { signal: this.#signal });
         }
         if (l.taints.length > 0) {
-          await this.#client.request<Node>({
-            method: 'PATCH',
-            path: `/api/v1/nodes/${encodeURIComponent(l.node)}`,
-            body: taintRemovalPatch(l),
-            contentType: JSON_PATCH,
-            signal: this.#signal,
-            what: `PATCH nodes ${l.node}`,
-          });
+          await this.#client.jsonPatchNode(l.node, taintRemovalPatch(l), { signal: this.#signal });
         }
         this.#io.stdout.write(`${l.node}: removed ${describeLeftovers(l)}\n`);
         return;
@@ -384,7 +372,7 @@ class Cleanup {
   async #listPods(): Promise<Pod[]> {
     const source = kubeListWatch<Pod>({
       client: this.#client,
-      path: `/api/v1/namespaces/${encodeURIComponent(this.#flags.agentNamespace)}/pods`,
+      path: podsPath(this.#flags.agentNamespace),
       labelSelector: this.#flags.agentSelector,
     });
     const self = this.#io.env['POD_NAME'];
@@ -394,7 +382,7 @@ class Cleanup {
   }
 
   #listNodes(): Promise<Node[]> {
-    const source = kubeListWatch<Node>({ client: this.#client, path: '/api/v1/nodes' });
+    const source = kubeListWatch<Node>({ client: this.#client, path: nodesPath() });
     return this.#retrying(() => listAll(source, this.#signal));
   }
 

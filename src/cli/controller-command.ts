@@ -37,6 +37,7 @@ import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-vi
 import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { createLogger, type Logger, type LogLevel } from '../log/logger.ts';
+import { daemonSetsPath, leasesPath, nodesPath } from '../kube/api-paths.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
@@ -177,10 +178,10 @@ function fleetController(flags: ControllerFlags, client: KubeClient, clock: Cloc
     clock,
     leases: kubeListWatch<Lease>({
       client,
-      path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
+      path: leasesPath(flags.leaseNamespace),
       labelSelector: AGENT_LEASE_SELECTOR,
     }),
-    nodes: kubeListWatch<Node>({ client, path: '/api/v1/nodes' }),
+    nodes: kubeListWatch<Node>({ client, path: nodesPath() }),
     marker: new NodeMarker({
       api: markerApi(client),
       clock,
@@ -198,7 +199,7 @@ function fleetController(flags: ControllerFlags, client: KubeClient, clock: Cloc
         ? undefined
         : kubeListWatch<DaemonSetObject>({
             client,
-            path: `/apis/apps/v1/namespaces/${encodeURIComponent(flags.agentDaemonSet.namespace)}/daemonsets`,
+            path: daemonSetsPath(flags.agentDaemonSet.namespace),
             fieldSelector: `metadata.name=${flags.agentDaemonSet.name}`,
           }),
     graceMs: flags.graceMs,

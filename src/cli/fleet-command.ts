@@ -11,7 +11,7 @@
 // The kubeconfig is read as kubectl reads it (load-kubeconfig.ts: --kubeconfig, KUBECONFIG,
 // ~/.kube/config, in-cluster; --context), and every request authenticates through client-node's
 // KubeConfig (exec plugins, client certificates, token files); in a pod with no kubeconfig, with
-// the service account's token the lean way (kube/reader-auth.ts).
+// the service account's token the lean way (kube/pick-kube-auth.ts).
 //
 // Exit codes, so that a script can tell a verdict from a failure to get one:
 // | code | meaning                                                                             |
@@ -32,6 +32,7 @@ import { checkCrossFieldRules, type CrossFieldRule } from '../config/cross-field
 import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
+import { leasesPath, nodesPath } from '../kube/api-paths.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
@@ -134,10 +135,10 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
     client = await readerClient(flags, io);
     leases = kubeListWatch<Lease>({
       client,
-      path: `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(flags.leaseNamespace)}/leases`,
+      path: leasesPath(flags.leaseNamespace),
       labelSelector: AGENT_LEASE_SELECTOR,
     });
-    nodes = kubeListWatch<Node>({ client, path: '/api/v1/nodes' });
+    nodes = kubeListWatch<Node>({ client, path: nodesPath() });
   } catch (err) {
     io.stderr.write(`nodepulse fleet: ${(err as Error).message}\n`);
     return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;

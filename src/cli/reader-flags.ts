@@ -21,7 +21,7 @@ import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, filePath, text, type Timed } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { readerAuth } from '../kube/reader-auth.ts';
+import { pickKubeAuth } from '../kube/pick-kube-auth.ts';
 import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from '../fleet/fleet-view.ts';
 import { parseLabelSelector, SelectorError, type LabelSelector } from '../fleet/label-selector.ts';
 
@@ -84,9 +84,9 @@ export const READER_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /**
  * The reader's API client: the kubeconfig and context its flags pick, read as kubectl reads them,
- * or the pod's service account the lean way where no kubeconfig file exists (kube/reader-auth.ts).
+ * or the pod's service account the lean way where no kubeconfig file exists (kube/pick-kube-auth.ts).
  */
 export async function readerClient(flags: Pick<ReaderFlags, 'kubeconfig' | 'context'>, io: Pick<CommandIo, 'env' | 'clock'>): Promise<KubeClient> {
-  const auth = await readerAuth({ kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'], clock: io.clock });
+  const auth = await pickKubeAuth({ who: 'reader', kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'], clock: io.clock });
   return new KubeClient({ auth, clock: io.clock, maxResponseBytes: READER_MAX_RESPONSE_BYTES });
 }

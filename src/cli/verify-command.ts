@@ -108,13 +108,7 @@ export function parseVerifyFlags(argv: readonly string[], env: Readonly<Record<s
 export function kubeVerifyApi(client: KubeClient): VerifyApi {
   return {
     async listPods(namespace, selector, options) {
-      const list = await client.request<{ items?: AgentPod[] }>({
-        ...options,
-        method: 'GET',
-        path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`,
-        query: { labelSelector: selector, limit: String(POD_PAGE) },
-        what: `LIST pods ${namespace}`,
-      });
+      const list = await client.listPods<AgentPod>(namespace, { labelSelector: selector, limit: String(POD_PAGE) }, options);
       return list.items ?? [];
     },
     getLease: (namespace, name, options) => client.getLease(namespace, name, options),

@@ -42,15 +42,7 @@ export interface MarkerApi {
 export function markerApi(client: KubeClient): MarkerApi {
   return {
     patchNodeStatus: (name, patch, options) => client.patchNodeStatus(name, patch, options),
-    patchNode: (name, patch, options) =>
-      client.request<Node>({
-        ...options,
-        method: 'PATCH',
-        path: `/api/v1/nodes/${encodeURIComponent(name)}`,
-        body: patch,
-        contentType: 'application/merge-patch+json',
-        what: `PATCH nodes ${name}`,
-      }),
+    patchNode: (name, patch, options) => client.patchNode(name, patch, options),
     createEvent: (namespace, event, options) => client.createEvent(namespace, event, options),
   };
 }

@@ -95,14 +95,26 @@ test('each call uses its own path, verb and content type', async (t) => {
     apiVersion: 'events.k8s.io/v1', kind: 'Event', metadata: { name: 'e' }, eventTime: 't', reportingController: 'c',
     reportingInstance: 'i', action: 'a', reason: 'r', type: 'Normal', regarding: {},
   });
+  await c.replaceLease('np', 'n1', { metadata: { name: 'n1', resourceVersion: '7' } });
+  await c.deleteLease('np', 'n1');
+  await c.listPods('agents', { labelSelector: 'app=x', limit: '500' });
+  await c.patchNode('n1', { spec: { taints: [] } });
+  await c.jsonPatchNode('n1', [{ op: 'remove', path: '/spec/taints/0' }]);
   assert.deepEqual(s.seen.map((r) => `${r.method} ${r.url} ${r.contentType ?? '-'} ${r.authorization ?? 'no-auth'}`), [
     'GET /apis/coordination.k8s.io/v1/namespaces/np/leases/n1 - no-auth',
     'POST /apis/coordination.k8s.io/v1/namespaces/np/leases application/json no-auth',
     'GET /api/v1/nodes/n1 - no-auth',
     'PATCH /api/v1/nodes/n1/status application/strategic-merge-patch+json no-auth',
     'POST /apis/events.k8s.io/v1/namespaces/default/events application/json no-auth',
+    'PUT /apis/coordination.k8s.io/v1/namespaces/np/leases/n1 application/json no-auth',
+    'DELETE /apis/coordination.k8s.io/v1/namespaces/np/leases/n1 - no-auth',
+    'GET /api/v1/namespaces/agents/pods?labelSelector=app%3Dx&limit=500 - no-auth',
+    'PATCH /api/v1/nodes/n1 application/merge-patch+json no-auth',
+    'PATCH /api/v1/nodes/n1 application/json-patch+json no-auth',
   ]);
   assert.deepEqual(JSON.parse(s.seen[1]?.body ?? ''), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'n1' } });
+  assert.deepEqual(JSON.parse(s.seen[5]?.body ?? ''), { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', metadata: { name: 'n1', resourceVersion: '7' } });
+  assert.deepEqual(JSON.parse(s.seen[9]?.body ?? ''), [{ op: 'remove', path: '/spec/taints/0' }]);
 });
 
 test('a token file is re-read after 60 s, and at once after a 401', async (t) => {

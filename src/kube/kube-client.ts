@@ -9,9 +9,11 @@
 // - watch(): streams one JSON event per line to a callback, with an IDLE timeout instead: a
 //   watch may last minutes, but a watch that sends nothing for its idle window is dead
 //   (a half-open connection);
-// - one method per call the agent makes. No generated API classes: the lease and condition
-//   writers need six calls, and the agent must not load client-node's generated API
-//   (kube-config.ts says why).
+// - one method per call the product makes (the agent, the elector, the controller's marker,
+//   cleanup and verify), each on a path of api-paths.ts, so no module outside src/kube/ writes a
+//   path or picks a verb. No generated API classes: the product needs a dozen calls, and the
+//   agent must not load client-node's generated API (kube-config.ts says why). The readers'
+//   lists and watches go through list-watch.ts, on the collection paths of api-paths.ts.
 //
 // A 401 tells the credentials before the error reaches the caller, so the caller's retry
 // carries fresh ones (a rotated token file re-read, an exec plugin run again). There are no
@@ -22,6 +24,7 @@ import https from 'node:https';
 import { wallMs, type Clock } from '../clock/clock.ts';
 import { http } from '../node-http.ts';
 import { VERSION } from '../version.ts';
+import { eventsPath, leasePath, leasesPath, nodePath, podsPath } from './api-paths.ts';
 import { errorFromBadBody, errorFromCredentials, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
 import type { KubeAuth, PreparedRequest } from './kube-auth.ts';
 import type { KubeTarget } from './kube-config.ts';
@@ -39,6 +42,7 @@ export const MAX_WATCH_LINE_BYTES = 16 * 1024 * 1024;
 export const CONTENT_TYPE_JSON = 'application/json';
 export const CONTENT_TYPE_MERGE_PATCH = 'application/merge-patch+json';
 export const CONTENT_TYPE_STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
+export const CONTENT_TYPE_JSON_PATCH = 'application/json-patch+json';
 
 interface CommonOptions {
   readonly clock: Clock;
@@ -103,7 +107,7 @@ export class KubeClient {
     this.source = this.#auth.source;
   }
 
-  // ---- the calls the agent makes ----------------------------------------------------------
+  // ---- the calls the product makes --------------------------------------------------------
 
   getLease(namespace: string, name: string, options: CallOptions = {}): Promise<Lease> {
     return this.request<Lease>({ ...options, method: 'GET', path: leasePath(namespace, name), what: `GET leases ${namespace}/${name}` });
@@ -114,7 +118,7 @@ export class KubeClient {
     return this.request<Lease>({
       ...options,
       method: 'POST',
-      path: leasePath(namespace),
+      path: leasesPath(namespace),
       body,
       what: `POST leases ${namespace}/${lease.metadata.name ?? ''}`,
     });
@@ -130,6 +134,27 @@ export class KubeClient {
       contentType: CONTENT_TYPE_MERGE_PATCH,
       what: `PATCH leases ${namespace}/${name}`,
     });
+  }
+
+  /** A conditional replace (PUT) of a Lease: a stale resourceVersion is a 409, `conflict`. */
+  replaceLease(namespace: string, name: string, lease: Lease, options: CallOptions = {}): Promise<Lease> {
+    return this.request<Lease>({
+      ...options,
+      method: 'PUT',
+      path: leasePath(namespace, name),
+      body: { apiVersion: 'coordination.k8s.io/v1', kind: 'Lease', ...lease },
+      what: `PUT leases ${namespace}/${name}`,
+    });
+  }
+
+  /** Deletes a Lease; the answer (a Status or the Lease) is not read further. */
+  async deleteLease(namespace: string, name: string, options: CallOptions = {}): Promise<void> {
+    await this.request({ ...options, method: 'DELETE', path: leasePath(namespace, name), what: `DELETE leases ${namespace}/${name}` });
+  }
+
+  /** One page of Pods in a namespace, under the caller's query (labelSelector, limit). */
+  listPods<P>(namespace: string, query: Readonly<Record<string, string>>, options: CallOptions = {}): Promise<{ items?: P[] }> {
+    return this.request<{ items?: P[] }>({ ...options, method: 'GET', path: podsPath(namespace), query, what: `LIST pods ${namespace}` });
   }
 
   getNode(name: string, options: CallOptions = {}): Promise<Node> {
@@ -148,12 +173,36 @@ export class KubeClient {
     });
   }
 
+  /** A JSON merge patch (RFC 7386) of a Node: lists (spec.taints) are written whole. */
+  patchNode(name: string, patch: unknown, options: CallOptions = {}): Promise<Node> {
+    return this.request<Node>({
+      ...options,
+      method: 'PATCH',
+      path: nodePath(name),
+      body: patch,
+      contentType: CONTENT_TYPE_MERGE_PATCH,
+      what: `PATCH nodes ${name}`,
+    });
+  }
+
+  /** A JSON patch (RFC 6902) of a Node: its `test` operations make it conditional on what the list holds. */
+  jsonPatchNode(name: string, operations: readonly unknown[], options: CallOptions = {}): Promise<Node> {
+    return this.request<Node>({
+      ...options,
+      method: 'PATCH',
+      path: nodePath(name),
+      body: operations,
+      contentType: CONTENT_TYPE_JSON_PATCH,
+      what: `PATCH nodes ${name}`,
+    });
+  }
+
   /** Creates an events.k8s.io/v1 Event. */
   createEvent(namespace: string, event: KubeEvent, options: CallOptions = {}): Promise<KubeEvent> {
     return this.request<KubeEvent>({
       ...options,
       method: 'POST',
-      path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/events`,
+      path: eventsPath(namespace),
       body: event,
       what: `POST events ${namespace}/${event.metadata.name ?? ''}`,
     });
@@ -269,15 +318,6 @@ export class KubeClient {
 
 function aborted(signal: AbortSignal | undefined): boolean {
   return signal?.aborted === true;
-}
-
-function leasePath(namespace: string, name?: string): string {
-  const base = `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases`;
-  return name === undefined ? base : `${base}/${encodeURIComponent(name)}`;
-}
-
-function nodePath(name: string): string {
-  return `/api/v1/nodes/${encodeURIComponent(name)}`;
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {

@@ -4,7 +4,7 @@
 // and the agent runs on every node.
 //
 // - The connection: one keep-alive Agent for the client's life, with the target's CA; at most
-//   MAX_SOCKETS connections for the agent, more for a reader in a pod (reader-auth.ts), whose
+//   MAX_SOCKETS connections for the agent, more for a reader in a pod (pick-kube-auth.ts), whose
 //   watches each hold one for minutes.
 // - The token: inline, or a token file re-read every 60 s and at once after a 401
 //   (bearer-token.ts), as client-go's cached file token source does for a projected
