@@ -138,7 +138,8 @@ test('the image runs `nodepulse agent`, says why it runs as root, and carries OC
   assert.equal(final.instructions.some((i) => i.getKeyword() === 'USER'), false);
   assert.match(text, /runs as uid 0 ONLY because the CRI socket/);
   const labels = final.instructions.filter((i) => i.getKeyword() === 'LABEL').map((i) => i.getArgumentsContent() ?? '').join(' ');
-  for (const key of ['title', 'description', 'version', 'licenses', 'source', 'revision']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}=`));
+  for (const key of ['title', 'description', 'version', 'licenses', 'revision']) assert.match(labels, new RegExp(`org\\.opencontainers\\.image\\.${key}=`));
+  assert.doesNotMatch(labels, /org\.opencontainers\.image\.source=/, 'no source label: no repository is published, and one would name a repository that does not exist');
 });
 
 test('the final stage holds no node_modules and no dev dependency: it takes only the bundle from the build stage, which makes it', () => {
