@@ -90,12 +90,12 @@ export function createClusterPki(dir: string, address: string = BRIDGE_ADDRESS):
   };
 }
 
-function makeCa(dir: string, name: string, cn: string): void {
+export function makeCa(dir: string, name: string, cn: string): void {
   openssl(['req', '-x509', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', VALID_DAYS, '-subj', `/CN=${cn}`,
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], dir);
 }
 
-interface Leaf {
+export interface Leaf {
   readonly name: string;
   readonly ca: string;
   readonly subject: string;
@@ -103,7 +103,7 @@ interface Leaf {
   readonly sans?: readonly string[];
 }
 
-function issue(dir: string, leaf: Leaf): void {
+export function issue(dir: string, leaf: Leaf): void {
   const extensions = ['-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment', '-addext', `extendedKeyUsage=${leaf.usage}`];
   if (leaf.sans !== undefined) extensions.push('-addext', `subjectAltName=${leaf.sans.join(',')}`);
   openssl(['req', ...EC_KEY, '-keyout', `${leaf.name}.key`, '-out', `${leaf.name}.csr`, '-subj', leaf.subject, ...extensions], dir);
@@ -111,7 +111,7 @@ function issue(dir: string, leaf: Leaf): void {
     '-days', VALID_DAYS, '-copy_extensions', 'copy', '-out', `${leaf.name}.crt`], dir);
 }
 
-function openssl(args: readonly string[], cwd: string): void {
+export function openssl(args: readonly string[], cwd: string): void {
   try {
     execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
   } catch (err) {
@@ -121,6 +121,6 @@ function openssl(args: readonly string[], cwd: string): void {
 }
 
 /** openssl's -subj syntax: `/` and `=` and `+` inside a value are escaped with a backslash. */
-function escapeRdn(value: string): string {
+export function escapeRdn(value: string): string {
   return value.replace(/[\\/=+]/g, (c) => `\\${c}`);
 }

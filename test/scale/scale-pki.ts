@@ -16,12 +16,9 @@
 // Keys are EC P-256 (fast), the service-account key RSA as kubeadm makes it.
 //
 // Failure modes: openssl missing or failing throws with the command and its stderr.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-const VALID_DAYS = '30';
-const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
+import { escapeRdn, issue, makeCa, openssl } from '../cluster/pki.ts';
 
 export interface ScalePki {
   readonly dir: string;
@@ -61,28 +58,3 @@ export function createScalePki(dir: string, address: string): ScalePki {
   };
 }
 
-function makeCa(dir: string, name: string, cn: string): void {
-  openssl(['req', '-x509', ...EC_KEY, '-keyout', `${name}.key`, '-out', `${name}.crt`, '-days', VALID_DAYS, '-subj', `/CN=${cn}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign,digitalSignature'], dir);
-}
-
-function issue(dir: string, leaf: { name: string; ca: string; subject: string; usage: string; sans?: readonly string[] }): void {
-  const extensions = ['-addext', 'basicConstraints=critical,CA:FALSE', '-addext', 'keyUsage=critical,digitalSignature,keyEncipherment', '-addext', `extendedKeyUsage=${leaf.usage}`];
-  if (leaf.sans !== undefined) extensions.push('-addext', `subjectAltName=${leaf.sans.join(',')}`);
-  openssl(['req', ...EC_KEY, '-keyout', `${leaf.name}.key`, '-out', `${leaf.name}.csr`, '-subj', leaf.subject, ...extensions], dir);
-  openssl(['x509', '-req', '-in', `${leaf.name}.csr`, '-CA', `${leaf.ca}.crt`, '-CAkey', `${leaf.ca}.key`, '-CAcreateserial',
-    '-days', VALID_DAYS, '-copy_extensions', 'copy', '-out', `${leaf.name}.crt`], dir);
-}
-
-function openssl(args: readonly string[], cwd: string): void {
-  try {
-    execFileSync('openssl', args, { cwd, stdio: ['ignore', 'ignore', 'pipe'], timeout: 30_000 });
-  } catch (err) {
-    const stderr = (err as { stderr?: Buffer }).stderr?.toString().trim() ?? '';
-    throw new Error(`openssl ${args.slice(0, 2).join(' ')} failed: ${stderr || (err as Error).message}`, { cause: err });
-  }
-}
-
-function escapeRdn(value: string): string {
-  return value.replace(/[\\/=+]/g, (c) => `\\${c}`);
-}
