@@ -293,7 +293,7 @@ export class Agent {
   }
 
   #onRelist(outcome: RelistOutcome): void {
-    recordRelistOutcome(this.metrics, this.#relistMetrics, outcome, this.relister);
+    recordRelistOutcome(this.metrics, this.#relistMetrics, outcome);
     if (outcome.fault === undefined) this.#relistFailures.succeeded();
     else this.#relistFailures.failed(new Error(`${outcome.fault.code}: ${outcome.fault.message}`), { reason: outcome.fault.code });
   }
