@@ -63,6 +63,7 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
     clock: io.clock,
     create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes, clock: io.clock }),
     nodeRuntime: async (signal) => (await kube.getNode(config.nodeName, { signal })).status?.nodeInfo?.containerRuntimeVersion,
+    logger,
   });
   const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube, criEndpoint: () => runtime.view() });
   logger.info({ apiServer: auth.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');

@@ -37,8 +37,12 @@
 // NODE_READ_INTERVAL_MS, so a node whose sockets keep answering as the wrong runtime costs the
 // API server one GET a minute. A call's deadline covers the probe it waited for.
 //
-// view() says which socket is in use and why, for /status, the log and tests.
+// view() says which socket is in use and why, for /status and tests. The choice is logged here,
+// where it is made: "CRI endpoint chosen" once per newly chosen socket (a given endpoint at its
+// first call; a socket chosen again after a drop is not logged again). A drop shows in the relist
+// failures and in /status.
 import type { Clock } from '../clock/clock.ts';
+import type { Logger } from '../log/logger.ts';
 import { CriError, toFault, type CriFaultCode } from './cri-error.ts';
 import { noChoiceCause, probeCriEndpoints, type CriEndpointView } from './endpoint-probe.ts';
 import type { FaultCause } from './fault-cause.ts';
@@ -63,6 +67,8 @@ export interface ResolvingRuntimeClientOptions {
   readonly exists?: (path: string) => boolean;
   /** Reads the Node's status.nodeInfo.containerRuntimeVersion; without it, probe order decides. */
   readonly nodeRuntime?: (signal: AbortSignal) => Promise<string | undefined>;
+  /** Where the choice of a socket is logged; none without it. */
+  readonly logger?: Logger;
 }
 
 export class ResolvingRuntimeClient implements RuntimeClient {
@@ -80,6 +86,8 @@ export class ResolvingRuntimeClient implements RuntimeClient {
   #noChoiceCause: FaultCause = 'no-socket';
   /** Whether a relist has reached the given endpoint's socket (any outcome but `connect ENOENT`). */
   #givenSeen = false;
+  /** The socket last logged as chosen, so each is logged once. */
+  #loggedEndpoint: string | undefined;
 
   constructor(options: ResolvingRuntimeClientOptions) {
     this.#options = options;
@@ -155,7 +163,10 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     if (this.#closed) throw new CriError('unavailable', 'runtime client is closed');
     const given = this.#options.configured;
     if (given !== undefined) {
-      this.#inner ??= this.#options.create(given.endpoint);
+      if (this.#inner === undefined) {
+        this.#inner = this.#options.create(given.endpoint);
+        this.#logChosen();
+      }
       return { client: this.#inner, deadlineMs: o.deadlineMs };
     }
     if (this.#inner === undefined) {
@@ -199,6 +210,15 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     this.#view = choice.chosen
       ? { endpoint: choice.endpoint, rule: choice.rule, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results }
       : { endpoint: null, rule: null, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results };
+    if (choice.chosen) this.#logChosen();
+  }
+
+  /** Logs the socket in use, unless it is the one logged last. */
+  #logChosen(): void {
+    const v = this.#view;
+    if (v.endpoint === null || v.endpoint === this.#loggedEndpoint) return;
+    this.#loggedEndpoint = v.endpoint;
+    this.#options.logger?.info({ criEndpoint: v.endpoint, rule: v.rule, reason: v.reason, nodeRuntime: v.nodeRuntime, probed: v.probed }, 'CRI endpoint chosen');
   }
 
   #probeOnce(candidates: readonly string[]): ReturnType<typeof probeCriEndpoints> {
