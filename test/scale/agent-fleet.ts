@@ -28,7 +28,6 @@ import { statusHeartbeatPatch } from './kubelet-node.ts';
 export const RENEW_INTERVAL_MS = DEFAULT_LEASE_DURATION_SECONDS * 1000 * RENEW_FRACTION;
 /** The kubelet's nodeStatusReportFrequency. */
 export const NODE_STATUS_REPORT_MS = 5 * 60_000;
-const RENEW = { action: 'renew' } as const;
 
 export interface FleetCounts {
   /** Agents started, and those that have renewed at least once. */
@@ -81,7 +80,7 @@ export class AgentFleet {
       const renew = async (): Promise<void> => {
         const started = this.#clock.monotonicMs();
         try {
-          await writer.renew(() => RENEW, abort.signal);
+          await writer.renew({ signal: abort.signal, check: () => abort.signal.throwIfAborted() });
           this.#renewals++;
           this.#renewed.add(node);
           const ms = this.#clock.monotonicMs() - started;
