@@ -148,7 +148,9 @@ test('/status and the log say which socket was probed and chosen, and why, once'
   const dockerContainerd = new ScriptedRuntimeClient('unix:///run/containerd/containerd.sock');
   dockerContainerd.versionAnswer = new CriError('unimplemented', 'unknown service runtime.v1.RuntimeService');
   const clientSink = memorySink(); // the client logs its own choice
+  const started: { agent?: Agent } = {}; // the socket is held once the agent's ledger records a success
   const runtime = new ResolvingRuntimeClient({
+    relistSucceeded: () => started.agent?.relister.ledger.record().lastSuccess !== undefined,
     logger: createLogger({ level: 'info', destination: clientSink, time: () => '' }),
     configured: undefined,
     clock,
@@ -157,6 +159,7 @@ test('/status and the log say which socket was probed and chosen, and why, once'
     create: (endpoint) => (endpoint === crio.endpoint ? crio : dockerContainerd),
   });
   const a = await startAgent(t, [], { runtime, clock });
+  started.agent = a.agent;
   for (let i = 0; i < 30; i++) {
     for (const p of [...crio.pending]) p.answer();
     await clock.advance(1000);

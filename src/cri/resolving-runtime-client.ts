@@ -20,7 +20,10 @@
 // fault (an oversized listing, the runtime's own error) is an answer from the runtime, so the
 // socket is kept and the ledger sees the fault. Once a relist has succeeded the socket is the
 // runtime: a later failure is the runtime's fault, which the ledger must see, not a reason to
-// wander to another socket.
+// wander to another socket. "A relist succeeded" is not tracked here: the relist ledger is the
+// one place that knows, and the agent hands its answer in (relistSucceeded). Only relists go
+// through this client to the ledger, and only the socket in use can answer one, so the first
+// success is on the socket then in use, which is never dropped after it.
 //
 // Whom a failure blames (cri/fault-cause.ts) depends on what the agent knew of the socket, which
 // only this client knows:
@@ -67,6 +70,11 @@ export interface ResolvingRuntimeClientOptions {
   readonly exists?: (path: string) => boolean;
   /** Reads the Node's status.nodeInfo.containerRuntimeVersion; without it, probe order decides. */
   readonly nodeRuntime?: (signal: AbortSignal) => Promise<string | undefined>;
+  /**
+   * Whether a relist through this client has ever succeeded: the relist ledger's answer (the
+   * agent's), read when a relist fails and for view().held.
+   */
+  readonly relistSucceeded: () => boolean;
   /** Where the choice of a socket is logged; none without it. */
   readonly logger?: Logger;
 }
@@ -75,7 +83,8 @@ export class ResolvingRuntimeClient implements RuntimeClient {
   readonly #options: ResolvingRuntimeClientOptions;
   readonly #stop = new AbortController();
   #inner: RuntimeClient | undefined;
-  #view: CriEndpointView;
+  /** The view but `held`, which is the ledger's (relistSucceeded). */
+  #view: Omit<CriEndpointView, 'held'>;
   #probing: Promise<void> | undefined;
   #lastProbeAtMs: number | undefined;
   #node: { atMs: number; value: string | undefined; error: string | undefined } | undefined;
@@ -93,8 +102,8 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     this.#options = options;
     const given = options.configured;
     this.#view = given === undefined
-      ? { endpoint: null, rule: null, reason: 'not probed yet', held: false, nodeRuntime: null, probed: [] }
-      : { endpoint: given.endpoint, rule: 'configured', reason: `given by ${given.source}; used as given, never probed`, held: false, nodeRuntime: null, probed: [] };
+      ? { endpoint: null, rule: null, reason: 'not probed yet', nodeRuntime: null, probed: [] }
+      : { endpoint: given.endpoint, rule: 'configured', reason: `given by ${given.source}; used as given, never probed`, nodeRuntime: null, probed: [] };
   }
 
   get endpoint(): string {
@@ -103,7 +112,7 @@ export class ResolvingRuntimeClient implements RuntimeClient {
 
   /** Which socket is in use and why. */
   view(): CriEndpointView {
-    return this.#view;
+    return { ...this.#view, held: this.#options.relistSucceeded() };
   }
 
   async relist(o: CallOptions): ReturnType<RuntimeClient['relist']> {
@@ -111,7 +120,6 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     try {
       const listing = await client.relist({ ...o, deadlineMs });
       this.#givenSeen = true;
-      if (client === this.#inner && !this.#view.held) this.#view = { ...this.#view, held: true };
       return listing;
     } catch (err) {
       if (o.signal?.aborted === true) throw err;
@@ -208,8 +216,8 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     else this.#noChoiceCause = noChoiceCause(outcome.results, this.#chosenBefore);
     this.#inner = outcome.client;
     this.#view = choice.chosen
-      ? { endpoint: choice.endpoint, rule: choice.rule, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results }
-      : { endpoint: null, rule: null, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results };
+      ? { endpoint: choice.endpoint, rule: choice.rule, reason: `${choice.reason}${nodeNote}`, nodeRuntime, probed: outcome.results }
+      : { endpoint: null, rule: null, reason: `${choice.reason}${nodeNote}`, nodeRuntime, probed: outcome.results };
     if (choice.chosen) this.#logChosen();
   }
 
@@ -254,7 +262,7 @@ export class ResolvingRuntimeClient implements RuntimeClient {
 
   /** A relist failed on `client`: drop it when no runtime answered there, unless it is held, given, or already replaced. */
   #relistFailed(client: RuntimeClient, err: unknown): void {
-    if (this.#options.configured !== undefined || client !== this.#inner || this.#view.held) return;
+    if (this.#options.configured !== undefined || client !== this.#inner || this.#options.relistSucceeded()) return;
     if (!(err instanceof CriError) || !NO_RUNTIME_THERE.has(err.code)) return;
     const why = err instanceof Error ? err.message : String(err);
     client.close();
