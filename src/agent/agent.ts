@@ -29,7 +29,7 @@ import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { healthzChecks, livezChecks, readyzChecks, type HealthCheck } from '../http/health-report.ts';
-import { runtimeStatusView, statusEvent, type StatusSnapshot } from '../http/status-snapshot.ts';
+import { statusSnapshot, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { leaseRenewing } from '../lease/lease-renewing.ts';
 import { NodeLease } from '../lease/node-lease.ts';
@@ -252,25 +252,18 @@ export class Agent {
     return this.#liveness.all();
   }
 
+  /** What /status answers (assembled by http/status-snapshot.ts). */
   status(): StatusSnapshot {
-    const lease = this.lease.snapshot();
-    const counts = this.relister.counts();
-    return {
+    return statusSnapshot({
       node: this.#options.config.nodeName,
       criEndpoint: this.criEndpoint(),
-      runtime: runtimeStatusView(this.runtimeHealth()),
+      runtime: this.runtimeHealth(),
       runtimeConditions: this.statusPoller.reading().conditions,
       loops: this.loops(),
-      lease: {
-        namespace: lease.namespace,
-        name: lease.name,
-        renewing: lease.renewing,
-        lastRenewTime: lease.lastRenewTime ?? null,
-        lastError: lease.lastError ?? null,
-      },
-      counts: counts ?? { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} },
-      recentEvents: this.relister.recentEvents().map(statusEvent),
-    };
+      lease: this.lease.snapshot(),
+      counts: this.relister.counts(),
+      recentEvents: this.relister.recentEvents(),
+    });
   }
 
   #withinStartupGrace(): boolean {
