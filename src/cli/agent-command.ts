@@ -17,7 +17,7 @@ import { printableConfig } from '../config/printable-config.ts';
 import { parseCriEndpoint } from '../cri/endpoint.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { pickKubeAuth } from '../kube/pick-kube-auth.ts';
+import { pickKubeAuth } from '../kube/auth/pick-kube-auth.ts';
 import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from './command-io.ts';
 

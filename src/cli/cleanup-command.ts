@@ -28,7 +28,7 @@
 // remove from which Node, and changes nothing.
 //
 // The kubeconfig is read as kubectl reads it (--kubeconfig, KUBECONFIG, ~/.kube/config, else the
-// pod's service account; --context), as fleet reads it (kube/pick-kube-auth.ts).
+// pod's service account; --context), as fleet reads it (kube/auth/pick-kube-auth.ts).
 //
 // Exit codes (0, 2 and 3 as fleet's):
 // | code | meaning                                                                              |
@@ -58,7 +58,7 @@ import { READER_FLAG_SPECS, readerClient, readerFlagShape } from './reader-flags
 import { leasesPath, nodesPath, podsPath } from '../kube/api-paths.ts';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, isUnavailable, KubeApiError } from '../kube/kube-api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
+import { KubeConfigError } from '../kube/auth/kube-config-error.ts';
 import type { Node, ObjectMeta } from '../kube/kube-types.ts';
 import { kubeListWatch, listAll } from '../kube/list-watch.ts';
 import { exponentialBackoff } from '../loop/retry-policy.ts';

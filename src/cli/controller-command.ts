@@ -39,7 +39,7 @@ import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from '.
 import { createLogger, type Logger, type LogLevel } from '../log/logger.ts';
 import { daemonSetsPath, leasesPath, nodesPath } from '../kube/api-paths.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
+import { KubeConfigError } from '../kube/auth/kube-config-error.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import type { DaemonSetObject } from '../controller/agent-rollout.ts';

@@ -11,7 +11,7 @@
 // The kubeconfig is read as kubectl reads it (load-kubeconfig.ts: --kubeconfig, KUBECONFIG,
 // ~/.kube/config, in-cluster; --context), and every request authenticates through client-node's
 // KubeConfig (exec plugins, client certificates, token files); in a pod with no kubeconfig, with
-// the service account's token the lean way (kube/pick-kube-auth.ts).
+// the service account's token the lean way (kube/auth/pick-kube-auth.ts).
 //
 // Exit codes, so that a script can tell a verdict from a failure to get one:
 // | code | meaning                                                                             |
@@ -34,7 +34,7 @@ import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { leasesPath, nodesPath } from '../kube/api-paths.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
+import { KubeConfigError } from '../kube/auth/kube-config-error.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, readAll, type ListWatchSource } from '../kube/list-watch.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';

@@ -20,7 +20,7 @@ import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDe
 import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, filePath, text } from '../config/value-schemas.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
+import { KubeConfigError } from '../kube/auth/kube-config-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { http } from '../node-http.ts';
 import type { AgentPod } from '../fleet/agent-pod.ts';

@@ -73,7 +73,7 @@ describe('the agent in a pod: its lean in-cluster path', { timeout: 90_000 }, ()
     assert.ok(agent.running, 'no restart');
 
     const modules = loaded(moduleLog);
-    assert.ok(modules.some((m) => m.endsWith('/dist/src/kube/target-auth.js')), 'precondition: the hook recorded the agent\'s own modules');
+    assert.ok(modules.some((m) => m.endsWith('/dist/src/kube/auth/lean-auth.js')), 'precondition: the hook recorded the agent\'s own modules');
     assert.deepEqual(modules.filter((m) => m.includes(CLIENT_NODE)), [], 'no module of @kubernetes/client-node is loaded in-cluster');
     // Loaded once, resident for good on every node, and of no use to this run (docs/bench.md):
     assert.deepEqual(modules.filter((m) => NOT_IN_A_POD.some((path) => m.includes(path))), [], 'no YAML parser without a config file, no OpenTelemetry API, no prom-client index');
