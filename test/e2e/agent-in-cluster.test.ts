@@ -3,8 +3,8 @@
 // a test CA. It must take its lean in-cluster path:
 // - renew its Lease over HTTPS, authenticated by the service-account token and trusting ca.crt;
 // - re-read the token when kubelet rotates it: one 401 at most, then the new token, no restart;
-// - never load @kubernetes/client-node: its KubeConfig alone costs ~80 MiB of RSS on every node;
-//   nor, without a config file, the YAML parser, nor the OpenTelemetry API or prom-client's index.
+// - never load @kubernetes/client-node (why: src/kube/auth/pick-kube-auth.ts, the figure in
+//   docs/bench.md); nor, without a config file, the YAML parser, nor the OpenTelemetry API or prom-client's index.
 // A module-load hook (test/support/module-load-hook.ts) records every module the agent loads. The
 // same agent given a kubeconfig file instead does load KubeConfig, which shows the hook sees it.
 import assert from 'node:assert/strict';
