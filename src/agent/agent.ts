@@ -37,7 +37,7 @@ import type { Liveness } from '../liveness/liveness.ts';
 import { LoopLiveness } from '../liveness/loop-liveness.ts';
 import { FailureRun } from '../log/failure-run.ts';
 import type { Logger } from '../log/logger.ts';
-import { runLoop } from '../loop/run-loop.ts';
+import { runLoop, type Tick } from '../loop/run-loop.ts';
 import { createAgentMetrics, type AgentMetrics } from '../metrics/metrics.ts';
 import { runtimeGaugeValues } from '../metrics/runtime-gauges.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
@@ -166,44 +166,24 @@ export class Agent {
     const { config, clock, logger } = this.#options;
     this.#startedAtMs = clock.monotonicMs();
     const signal = this.#controller.signal;
-    const onError = (loop: string) => (err: unknown) => logger.error({ err, loop }, 'Loop tick failed');
-    this.#loops.push(
-      runLoop((s) => this.relister.tick(s), {
+    /** One loop on the shared scheduler, beating its own heartbeat. */
+    const loop = (name: LoopName, tick: Tick, periodMs: number): Promise<void> =>
+      runLoop(tick, {
         clock,
-        heartbeat: this.#liveness.heartbeat('relister'),
-        periodMs: config.relistPeriodMs,
+        heartbeat: this.#liveness.heartbeat(name),
+        periodMs,
         signal,
-        onError: onError('relister'),
-      }),
+        onError: (err) => logger.error({ err, loop: name }, 'Loop tick failed'),
+      });
+    this.#loops.push(
+      loop('relister', (s) => this.relister.tick(s), config.relistPeriodMs),
       // NodeLease.tick() returns its own next delay (renew interval + jitter, RECHECK, or a
       // backoff step); the loop's period applies only if a tick ever threw.
-      runLoop((s) => this.lease.tick(s), {
-        clock,
-        heartbeat: this.#liveness.heartbeat('lease'),
-        periodMs: config.leaseRecheckMs,
-        signal,
-        onError: onError('lease'),
-      }),
-      runLoop((s) => this.statusPoller.tick(s), {
-        clock,
-        heartbeat: this.#liveness.heartbeat('status'),
-        periodMs: config.statusPeriodMs,
-        signal,
-        onError: onError('status'),
-      }),
+      loop('lease', (s) => this.lease.tick(s), config.leaseRecheckMs),
+      loop('status', (s) => this.statusPoller.tick(s), config.statusPeriodMs),
     );
     const condition = this.condition;
-    if (condition !== undefined) {
-      this.#loops.push(
-        runLoop((s) => condition.tick(s), {
-          clock,
-          heartbeat: this.#liveness.heartbeat('condition'),
-          periodMs: config.relistPeriodMs,
-          signal,
-          onError: onError('condition'),
-        }),
-      );
-    }
+    if (condition !== undefined) this.#loops.push(loop('condition', (s) => condition.tick(s), config.relistPeriodMs));
     const address = await listen(this.#server, config.httpHost, config.httpPort);
     this.#listening = true;
     logger.info(

@@ -71,12 +71,8 @@ export function statusEvent(event: Pick<LifecycleEvent, 'type' | 'kind'> & { rea
 }
 
 /** What the agent's parts say now, as each gives it; statusSnapshot() makes /status of it. */
-export interface StatusReadings {
-  readonly node: string;
-  readonly criEndpoint: CriEndpointView;
+export interface StatusReadings extends Pick<StatusSnapshot, 'node' | 'criEndpoint' | 'runtimeConditions' | 'loops'> {
   readonly runtime: RuntimeHealth;
-  readonly runtimeConditions: readonly RuntimeCondition[];
-  readonly loops: readonly Liveness[];
   readonly lease: NodeLeaseSnapshot;
   /** The last successful relist's counts, or undefined before one (then every count is 0). */
   readonly counts: RelistCounts | undefined;
