@@ -149,7 +149,7 @@ function nodepulseRelist(args: Args, clock: SystemClock): { relist: RelistOnce; 
     clock,
     deadlineMs: RELIST_DEADLINE_MS,
     thresholdMs: RELIST_THRESHOLD_MS,
-    onOutcome: (outcome, r) => recordRelistOutcome(metrics, memo, outcome, r),
+    onOutcome: (outcome) => recordRelistOutcome(metrics, memo, outcome),
   });
   return {
     relist: async () => {

@@ -147,7 +147,11 @@ test('/status and the log say which socket was probed and chosen, and why, once'
   crio.statusAnswer = { conditions: [] };
   const dockerContainerd = new ScriptedRuntimeClient('unix:///run/containerd/containerd.sock');
   dockerContainerd.versionAnswer = new CriError('unimplemented', 'unknown service runtime.v1.RuntimeService');
+  const clientSink = memorySink(); // the client logs its own choice
+  const started: { agent?: Agent } = {}; // the socket is held once the agent's ledger records a success
   const runtime = new ResolvingRuntimeClient({
+    relistSucceeded: () => started.agent?.relister.ledger.record().lastSuccess !== undefined,
+    logger: createLogger({ level: 'info', destination: clientSink, time: () => '' }),
     configured: undefined,
     clock,
     candidates: [dockerContainerd.endpoint, crio.endpoint],
@@ -155,6 +159,7 @@ test('/status and the log say which socket was probed and chosen, and why, once'
     create: (endpoint) => (endpoint === crio.endpoint ? crio : dockerContainerd),
   });
   const a = await startAgent(t, [], { runtime, clock });
+  started.agent = a.agent;
   for (let i = 0; i < 30; i++) {
     for (const p of [...crio.pending]) p.answer();
     await clock.advance(1000);
@@ -172,7 +177,7 @@ test('/status and the log say which socket was probed and chosen, and why, once'
       { endpoint: 'unix:///run/crio/crio.sock', state: 'answered', runtime: { name: 'cri-o', version: '1.30.4' } },
     ],
   });
-  const chosen = a.sink.lines.filter((l) => l['msg'] === 'CRI endpoint chosen');
+  const chosen = clientSink.lines.filter((l) => l['msg'] === 'CRI endpoint chosen');
   assert.equal(chosen.length, 1, 'logged once, not per tick');
   assert.equal(chosen[0]?.['criEndpoint'], 'unix:///run/crio/crio.sock');
   assert.equal(chosen[0]?.['rule'], 'probe-order');

@@ -13,8 +13,11 @@
 // agent must not make its node look briefly dead, nor a dead one briefly alive.
 //
 // This module decides no policy of its own beyond the wiring: the judgements live in relist/,
-// liveness/ and lease/. It logs each change of state once (runtime judgement, each loop's
-// liveness) from the loop boundaries, never per tick.
+// liveness/ and lease/, and each change is logged by the module that owns it: the runtime
+// judgement by relist/runtime-judgement.ts, each loop's liveness by liveness/loop-liveness.ts
+// (both where they are judged, so a hung loop's ageing is logged by whoever reads it next; their
+// headers say who that is), the CRI socket by the client that chooses it
+// (cri/resolving-runtime-client.ts), a run of relist failures here, where the outcomes arrive.
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -26,19 +29,20 @@ import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeClient } from '../cri/types.ts';
 import { createHttpServer } from '../http/http-server.ts';
 import { healthzChecks, livezChecks, readyzChecks, type HealthCheck } from '../http/health-report.ts';
-import { runtimeStatusView, statusEvent, type StatusSnapshot } from '../http/status-snapshot.ts';
+import { statusSnapshot, type StatusSnapshot } from '../http/status-snapshot.ts';
 import type { LeaseApi } from '../lease/lease-writer.ts';
 import { leaseRenewing } from '../lease/lease-renewing.ts';
 import { NodeLease } from '../lease/node-lease.ts';
-import { Heartbeat } from '../liveness/heartbeat.ts';
-import { liveness, type Liveness, type LivenessWindows } from '../liveness/liveness.ts';
+import type { Liveness } from '../liveness/liveness.ts';
+import { LoopLiveness } from '../liveness/loop-liveness.ts';
 import { FailureRun } from '../log/failure-run.ts';
 import type { Logger } from '../log/logger.ts';
-import { runLoop } from '../loop/run-loop.ts';
+import { runLoop, type Tick } from '../loop/run-loop.ts';
 import { createAgentMetrics, type AgentMetrics } from '../metrics/metrics.ts';
 import { runtimeGaugeValues } from '../metrics/runtime-gauges.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
 import { Relister, type RelistOutcome } from '../relist/relister.ts';
+import { RuntimeJudgement } from '../relist/runtime-judgement.ts';
 import { StatusPoller } from '../cri/status-poller.ts';
 import { VERSION } from '../version.ts';
 import { createRelistMetricsState, recordRelistOutcome } from './relist-metrics.ts';
@@ -67,8 +71,8 @@ export class Agent {
   readonly condition: NodeCondition | undefined;
   readonly metrics: AgentMetrics;
   readonly #options: AgentOptions;
-  readonly #beats: Record<LoopName, Heartbeat>;
-  readonly #windows: LivenessWindows;
+  readonly #liveness: LoopLiveness<LoopName>;
+  readonly #judgement: RuntimeJudgement;
   readonly #controller = new AbortController();
   readonly #loops: Promise<void>[] = [];
   readonly #server: Server;
@@ -76,20 +80,17 @@ export class Agent {
   #listening = false;
   readonly #relistMetrics = createRelistMetricsState();
   readonly #relistFailures: FailureRun;
-  /** Last logged state of each watched thing, so each change is logged once. */
-  readonly #logged = new Map<string, string>();
 
   constructor(options: AgentOptions) {
     this.#options = options;
     const { config, clock, logger, registry, runtime } = options;
     this.#relistFailures = new FailureRun(logger.child({ loop: 'relister' }), 'Relist');
-    this.#windows = { idleWindowMs: config.idleWindowMs, stuckWindowMs: config.stuckWindowMs };
-    this.#beats = {
-      relister: new Heartbeat('relister'),
-      lease: new Heartbeat('lease'),
-      status: new Heartbeat('status'),
-      condition: new Heartbeat('condition'),
-    };
+    this.#liveness = new LoopLiveness({
+      names: AGENT_LOOPS.filter((name) => name !== 'condition' || config.nodeCondition),
+      clock,
+      windows: { idleWindowMs: config.idleWindowMs, stuckWindowMs: config.stuckWindowMs },
+      logger,
+    });
     this.metrics = createAgentMetrics(registry, {
       relistDeadlineMs: config.relistDeadlineMs,
       relistPeriodMs: config.relistPeriodMs,
@@ -103,6 +104,7 @@ export class Agent {
       thresholdMs: config.relistThresholdMs,
       onOutcome: (outcome) => this.#onRelist(outcome),
     });
+    this.#judgement = new RuntimeJudgement({ ledger: this.relister.ledger, clock, logger });
     this.metrics.setAgentAliveProvider(() => livezChecks(this.loops(), this.#withinStartupGrace()).every((c) => c.ok));
     // Until start(), the agent has been up for no time at all: nothing is judged yet.
     this.metrics.setRuntimeGaugesProvider(() => runtimeGaugeValues(this.runtimeHealth().state, this.#sinceStartMs(), config.relistThresholdMs));
@@ -164,35 +166,24 @@ export class Agent {
     const { config, clock, logger } = this.#options;
     this.#startedAtMs = clock.monotonicMs();
     const signal = this.#controller.signal;
-    const onError = (loop: string) => (err: unknown) => logger.error({ err, loop }, 'Loop tick failed');
+    /** One loop on the shared scheduler, beating its own heartbeat. */
+    const loop = (name: LoopName, tick: Tick, periodMs: number): Promise<void> =>
+      runLoop(tick, {
+        clock,
+        heartbeat: this.#liveness.heartbeat(name),
+        periodMs,
+        signal,
+        onError: (err) => logger.error({ err, loop: name }, 'Loop tick failed'),
+      });
     this.#loops.push(
-      runLoop(async (s) => {
-        await this.relister.tick(s);
-        this.#observe();
-      }, { clock, heartbeat: this.#beats.relister, periodMs: config.relistPeriodMs, signal, onError: onError('relister') }),
+      loop('relister', (s) => this.relister.tick(s), config.relistPeriodMs),
       // NodeLease.tick() returns its own next delay (renew interval + jitter, RECHECK, or a
       // backoff step); the loop's period applies only if a tick ever threw.
-      runLoop(async (s) => {
-        this.#observe();
-        return this.lease.tick(s);
-      }, { clock, heartbeat: this.#beats.lease, periodMs: config.leaseRecheckMs, signal, onError: onError('lease') }),
-      runLoop(async (s) => {
-        await this.statusPoller.tick(s);
-        this.#observe();
-      }, { clock, heartbeat: this.#beats.status, periodMs: config.statusPeriodMs, signal, onError: onError('status') }),
+      loop('lease', (s) => this.lease.tick(s), config.leaseRecheckMs),
+      loop('status', (s) => this.statusPoller.tick(s), config.statusPeriodMs),
     );
     const condition = this.condition;
-    if (condition !== undefined) {
-      this.#loops.push(
-        runLoop((s) => condition.tick(s), {
-          clock,
-          heartbeat: this.#beats.condition,
-          periodMs: config.relistPeriodMs,
-          signal,
-          onError: onError('condition'),
-        }),
-      );
-    }
+    if (condition !== undefined) this.#loops.push(loop('condition', (s) => condition.tick(s), config.relistPeriodMs));
     const address = await listen(this.#server, config.httpHost, config.httpPort);
     this.#listening = true;
     logger.info(
@@ -226,37 +217,33 @@ export class Agent {
     return { endpoint, rule: 'configured', reason: 'given to the agent', held: false, nodeRuntime: null, probed: [] };
   }
 
+  /** The runtime judgement now (logged on change by RuntimeJudgement). */
   runtimeHealth(): RuntimeHealth {
-    return this.relister.ledger.health(this.#options.clock.monotonicMs());
+    return this.#judgement.now();
   }
 
+  /** One loop's liveness now (every change logged by LoopLiveness). */
   loopLiveness(name: LoopName): Liveness {
-    return liveness(this.#beats[name].snapshot(), this.#options.clock.monotonicMs(), this.#windows);
+    return this.#liveness.of(name);
   }
 
+  /** Every loop's liveness now, in AGENT_LOOPS order. */
   loops(): Liveness[] {
-    return AGENT_LOOPS.filter((name) => name !== 'condition' || this.condition !== undefined).map((name) => this.loopLiveness(name));
+    return this.#liveness.all();
   }
 
+  /** What /status answers (assembled by http/status-snapshot.ts). */
   status(): StatusSnapshot {
-    const lease = this.lease.snapshot();
-    const counts = this.relister.counts();
-    return {
+    return statusSnapshot({
       node: this.#options.config.nodeName,
       criEndpoint: this.criEndpoint(),
-      runtime: runtimeStatusView(this.runtimeHealth()),
+      runtime: this.runtimeHealth(),
       runtimeConditions: this.statusPoller.reading().conditions,
       loops: this.loops(),
-      lease: {
-        namespace: lease.namespace,
-        name: lease.name,
-        renewing: lease.renewing,
-        lastRenewTime: lease.lastRenewTime ?? null,
-        lastError: lease.lastError ?? null,
-      },
-      counts: counts ?? { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} },
-      recentEvents: this.relister.recentEvents().map(statusEvent),
-    };
+      lease: this.lease.snapshot(),
+      counts: this.relister.counts(),
+      recentEvents: this.relister.recentEvents(),
+    });
   }
 
   #withinStartupGrace(): boolean {
@@ -293,38 +280,11 @@ export class Agent {
   }
 
   #onRelist(outcome: RelistOutcome): void {
-    recordRelistOutcome(this.metrics, this.#relistMetrics, outcome, this.relister);
+    recordRelistOutcome(this.metrics, this.#relistMetrics, outcome);
     if (outcome.fault === undefined) this.#relistFailures.succeeded();
     else this.#relistFailures.failed(new Error(`${outcome.fault.code}: ${outcome.fault.message}`), { reason: outcome.fault.code });
-  }
-
-  /** Refreshes the judgement gauges and logs each change of state once. Called at every loop boundary. */
-  #observe(): void {
-    const health = this.runtimeHealth();
-    const log = this.#options.logger;
-    const socket = this.criEndpoint();
-    // Each newly chosen socket once; a drop shows in the relist failures and in /status.
-    if (socket.endpoint !== null && this.#changed('criEndpoint', socket.endpoint)) {
-      log.info({ criEndpoint: socket.endpoint, rule: socket.rule, reason: socket.reason, nodeRuntime: socket.nodeRuntime, probed: socket.probed }, 'CRI endpoint chosen');
-    }
-    const why = 'why' in health ? health.why : undefined;
-    const runtimeKey = why === undefined ? health.state : `${health.state}/${why}`;
-    if (this.#changed('runtime', runtimeKey)) {
-      const level = health.state === 'Unhealthy' || health.state === 'CannotObserve' ? 'warn' : 'info';
-      log[level]({ state: health.state, why, message: health.message }, 'Runtime judgement changed');
-    }
-    for (const l of this.loops()) {
-      if (this.#changed(`loop:${l.name}`, l.state) && l.state !== 'Unknown') {
-        const level = l.state === 'Alive' ? 'info' : 'warn';
-        log[level]({ loop: l.name, state: l.state, reason: l.reason }, 'Loop liveness changed');
-      }
-    }
-  }
-
-  #changed(key: string, value: string): boolean {
-    if (this.#logged.get(key) === value) return false;
-    this.#logged.set(key, value);
-    return true;
+    // Judged again as the outcome lands, so a change a relist made is logged with it.
+    this.#judgement.now();
   }
 }
 

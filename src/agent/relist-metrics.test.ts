@@ -7,7 +7,7 @@ import { ManualClock } from '../clock/manual-clock.ts';
 import { ScriptedRuntimeClient, testContainer, testSandbox } from '../stand-ins/doubles/scripted-runtime-client.ts';
 import type { Container } from '../cri/types.ts';
 import { createAgentMetrics } from '../metrics/metrics.ts';
-import { Relister } from '../relist/relister.ts';
+import { Relister, type RelistOutcome } from '../relist/relister.ts';
 import { createRelistMetricsState, recordRelistOutcome } from './relist-metrics.ts';
 
 async function world(eventCapacity: number) {
@@ -16,13 +16,17 @@ async function world(eventCapacity: number) {
   const registry = new Registry();
   const metrics = createAgentMetrics(registry, { relistDeadlineMs: 60_000, version: 'test', defaultMetrics: false });
   const memo = createRelistMetricsState();
+  const outcomes: RelistOutcome[] = [];
   const relister = new Relister({
     client: runtime,
     clock,
     deadlineMs: 60_000,
     thresholdMs: 180_000,
     eventCapacity,
-    onOutcome: (outcome, r) => recordRelistOutcome(metrics, memo, outcome, r),
+    onOutcome: (outcome) => {
+      recordRelistOutcome(metrics, memo, outcome);
+      outcomes.push(outcome);
+    },
   });
   const relist = async (containers: Container[]): Promise<void> => {
     const done = relister.tick();
@@ -40,7 +44,7 @@ async function world(eventCapacity: number) {
     }
     return out;
   };
-  return { relister, relist, counters };
+  return { relister, relist, counters, outcomes };
 }
 
 const running = (id: string): Container => testContainer(id, 'CONTAINER_RUNNING');
@@ -68,10 +72,10 @@ test('the dropped counter follows the bounded buffer: it grows by the new drops 
   const w = await world(2);
   await w.relist([]);
   await w.relist([running('a'), running('b'), running('c'), running('d'), running('e')]); // 5 events into a buffer of 2
-  assert.equal(w.relister.eventsDropped, 3, 'precondition: the buffer dropped 3');
+  assert.equal(w.outcomes.at(-1)?.eventsDropped, 3, 'precondition: the buffer dropped 3');
   assert.equal((await w.counters())['nodepulse_lifecycle_events_dropped_total'], 3);
   await w.relist([running('a'), running('b'), running('c'), running('d'), running('e'), running('f'), running('g')]); // 2 more
-  assert.equal(w.relister.eventsDropped, 5, 'precondition: 2 more dropped');
+  assert.equal(w.outcomes.at(-1)?.eventsDropped, 2, 'precondition: 2 more dropped');
   assert.equal((await w.counters())['nodepulse_lifecycle_events_dropped_total'], 5, 'counted 3 then 2, not 3 then 5');
   await w.relist([running('a'), running('b'), running('c'), running('d'), running('e'), running('f'), running('g')]); // nothing new
   assert.equal((await w.counters())['nodepulse_lifecycle_events_dropped_total'], 5, 'a relist without events drops nothing');

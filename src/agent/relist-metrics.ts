@@ -6,22 +6,20 @@
 // that the benchmark's "full relist tick" is exactly the work the agent does per relist: relist,
 // ledger, lifecycle diff, and this.
 //
-// Assumptions: `relister` is the one that produced `outcome` (its counts() and eventsDropped are
-// read after the tick). Never throws for a well-formed outcome: label values are the bounded sets
-// the metrics module types.
+// The outcome carries everything recorded here (its counts, its events and how many older events
+// it pushed out of the bounded buffer); nothing is read back from the relister. Never throws for
+// a well-formed outcome: label values are the bounded sets the metrics module types.
 import { CONTAINER_STATES, POD_STATES, type AgentMetrics } from '../metrics/metrics.ts';
-import type { Relister, RelistOutcome } from '../relist/relister.ts';
+import type { RelistOutcome } from '../relist/relister.ts';
 
 /** What the recorder remembers between outcomes. */
 export interface RelistMetricsState {
   /** When the previous relist began (monotonic ms), for the interval histogram. */
   lastBeganMs: number | undefined;
-  /** The relister's eventsDropped at the previous outcome, so the counter gets only the increase. */
-  lastDropped: number;
 }
 
 export function createRelistMetricsState(): RelistMetricsState {
-  return { lastBeganMs: undefined, lastDropped: 0 };
+  return { lastBeganMs: undefined };
 }
 
 /**
@@ -43,7 +41,7 @@ function boundedCounts(byState: Readonly<Record<string, number>>, known: readonl
 }
 
 /** Records one relist outcome on the metrics. */
-export function recordRelistOutcome(m: AgentMetrics, memo: RelistMetricsState, outcome: RelistOutcome, relister: Relister): void {
+export function recordRelistOutcome(m: AgentMetrics, memo: RelistMetricsState, outcome: RelistOutcome): void {
   m.relistDuration.observe({ result: outcome.result }, outcome.durationMs / 1000);
   if (memo.lastBeganMs !== undefined) m.relistInterval.observe((outcome.began.monotonicMs - memo.lastBeganMs) / 1000);
   memo.lastBeganMs = outcome.began.monotonicMs;
@@ -52,13 +50,11 @@ export function recordRelistOutcome(m: AgentMetrics, memo: RelistMetricsState, o
     return;
   }
   m.relistLastSuccessTimestamp.set(outcome.began.wallMicros / 1e6);
-  const counts = relister.counts();
+  const counts = outcome.counts;
   if (counts !== undefined) {
     for (const [state, n] of boundedCounts(counts.podsByState, POD_STATES)) m.pods.set({ state }, n);
     for (const [state, n] of boundedCounts(counts.containersByState, CONTAINER_STATES)) m.containers.set({ state }, n);
   }
   for (const event of outcome.events) m.lifecycleEvents.inc({ type: event.type });
-  const dropped = relister.eventsDropped;
-  if (dropped > memo.lastDropped) m.lifecycleEventsDropped.inc(dropped - memo.lastDropped);
-  memo.lastDropped = dropped;
+  if (outcome.eventsDropped > 0) m.lifecycleEventsDropped.inc(outcome.eventsDropped);
 }

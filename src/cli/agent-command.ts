@@ -9,6 +9,7 @@ import { Registry } from '../metrics/prom-client.ts';
 import { Agent } from '../agent/agent.ts';
 import { DebugHookError, installDebugHooks } from '../agent/debug-hooks.ts';
 import { ResolvingRuntimeClient } from '../cri/resolving-runtime-client.ts';
+import type { RelistLedgerReader } from '../relist/relist-ledger.ts';
 import { agentUsage } from '../config/agent-usage.ts';
 import { wantsHelp } from '../config/flag-grammar.ts';
 import { loadAgentConfig, MAX_CONFIG_FILE_BYTES } from '../config/load-agent-config.ts';
@@ -16,7 +17,7 @@ import { printableConfig } from '../config/printable-config.ts';
 import { parseCriEndpoint } from '../cri/endpoint.ts';
 import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { pickKubeAuth } from '../kube/pick-kube-auth.ts';
+import { pickKubeAuth } from '../kube/auth/pick-kube-auth.ts';
 import { createLogger } from '../log/logger.ts';
 import type { CommandIo } from './command-io.ts';
 
@@ -58,13 +59,18 @@ export async function runAgentCommand(argv: string[], io: CommandIo, signal: Abo
   // An endpoint given by flag, env or file is used as given (the runtime may still be starting);
   // without one, the known sockets are probed until one answers CRI Version and a relist on it
   // succeeds, preferring the runtime the Node's containerRuntimeVersion names.
+  // The socket in use is held once a relist succeeds on it, as the agent's ledger says.
+  const relists: { ledger?: RelistLedgerReader } = {};
   const runtime = new ResolvingRuntimeClient({
     configured: config.criEndpoint === undefined ? undefined : { ...parseCriEndpoint(config.criEndpoint), source: loaded.sources.criEndpoint },
     clock: io.clock,
     create: (endpoint) => createRuntimeClient({ endpoint, maxMessageBytes: config.maxMessageSizeBytes, clock: io.clock }),
     nodeRuntime: async (signal) => (await kube.getNode(config.nodeName, { signal })).status?.nodeInfo?.containerRuntimeVersion,
+    relistSucceeded: () => relists.ledger?.record().lastSuccess !== undefined,
+    logger,
   });
   const agent = new Agent({ config, clock: io.clock, logger, registry: new Registry(), runtime, kube, criEndpoint: () => runtime.view() });
+  relists.ledger = agent.relister.ledger;
   logger.info({ apiServer: auth.source, leaseNamespace: config.leaseNamespace }, 'Kubernetes API target');
   try {
     await agent.start();

@@ -28,7 +28,7 @@
 // remove from which Node, and changes nothing.
 //
 // The kubeconfig is read as kubectl reads it (--kubeconfig, KUBECONFIG, ~/.kube/config, else the
-// pod's service account; --context), as fleet reads it (kube/pick-kube-auth.ts).
+// pod's service account; --context), as fleet reads it (kube/auth/pick-kube-auth.ts).
 //
 // Exit codes (0, 2 and 3 as fleet's):
 // | code | meaning                                                                              |
@@ -43,7 +43,7 @@
 // Permissions: list pods in the agent namespace; list and get nodes; patch nodes/status; patch
 // nodes; list and delete leases in the agent and the lease namespaces (docs/install.md, "Uninstalling").
 import { z } from 'zod/v3';
-import type { CommandIo } from './command-io.ts';
+import { EXIT_API_FAILED, type CommandIo } from './command-io.ts';
 import type { Clock } from '../clock/clock.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, type CommandDefinition } from '../config/command-flags.ts';
 import { formatDuration } from '../clock/duration.ts';
@@ -54,11 +54,10 @@ import { ELECTION_LABELS } from '../election/leader-elector.ts';
 import { LEASE_LABELS } from '../lease/lease-writer.ts';
 import { CONDITION_TYPE } from '../fleet/fleet-view.ts';
 import { parseLabelSelector, SelectorError } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerClient, readerFlagShape } from './reader-flags.ts';
+import { READER_FLAG_SPECS, readerClientOrExit, readerFlagShape } from './reader-flags.ts';
 import { leasesPath, nodesPath, podsPath } from '../kube/api-paths.ts';
 import { isConflict, isInvalid, isNotFound, isTooManyRequests, isUnavailable, KubeApiError } from '../kube/kube-api-error.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Node, ObjectMeta } from '../kube/kube-types.ts';
 import { kubeListWatch, listAll } from '../kube/list-watch.ts';
 import { exponentialBackoff } from '../loop/retry-policy.ts';
@@ -66,8 +65,6 @@ import { CONDITION_DELETE_PATCH, describeLeftovers, hasLeftovers, nodeLeftovers,
 
 export const EXIT_CLEAN = 0;
 export const EXIT_NOT_DONE = 1;
-export const EXIT_BAD_INPUT = 2;
-export const EXIT_API_FAILED = 3;
 
 /** How often the agent pods are listed while cleanup waits for them to go. */
 export const POD_POLL_MS = 2_000;
@@ -173,13 +170,9 @@ export async function runCleanup(argv: string[], io: CommandIo, signal?: AbortSi
   const parsed = flagsOrExit(argv, io, CLEANUP_COMMAND);
   if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
-  let client: KubeClient;
-  try {
-    client = await readerClient(flags, io);
-  } catch (err) {
-    io.stderr.write(`nodepulse cleanup: ${(err as Error).message}\n`);
-    return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;
-  }
+  const made = await readerClientOrExit('nodepulse cleanup', flags, io);
+  if ('exit' in made) return made.exit;
+  const client = made.client;
   const run = new AbortController();
   const timer = io.clock.after(flags.timeoutMs, () => run.abort(new Stopped(`--timeout ${formatDuration(flags.timeoutMs)} ran out`)));
   const onAbort = (): void => run.abort(new Stopped(`interrupted (${String(signal?.reason)})`));

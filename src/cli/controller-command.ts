@@ -35,11 +35,10 @@ import {
 import { electionHealthCheck } from '../election/election-health.ts';
 import { AGENT_LEASE_SELECTOR, DEFAULT_LEASE_NAMESPACE } from '../fleet/fleet-view.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
+import { READER_FLAG_SPECS, readerClientOrExit, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { createLogger, type Logger, type LogLevel } from '../log/logger.ts';
 import { daemonSetsPath, leasesPath, nodesPath } from '../kube/api-paths.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
 import type { DaemonSetObject } from '../controller/agent-rollout.ts';
@@ -235,13 +234,10 @@ export async function runController(argv: string[], io: CommandIo, signal: Abort
   const flags = parsed.flags;
   const { clock } = io;
   const logger = createLogger({ level: flags.logLevel, destination: { write: (s: string) => io.stdout.write(s) } });
-  let client: KubeClient;
-  try {
-    client = await readerClient(flags, io);
-  } catch (err) {
-    io.stderr.write(`nodepulse controller: ${(err as Error).message}\n`);
-    return err instanceof KubeConfigError ? 2 : 1;
-  }
+  // Exit 1 when it cannot start (see the header), not the readers' 3.
+  const made = await readerClientOrExit('nodepulse controller', flags, io, 1);
+  if ('exit' in made) return made.exit;
+  const client = made.client;
   const registry = new Registry();
   const metrics = createControllerMetrics(registry);
   const controller = fleetController(flags, client, clock, metrics, logger);

@@ -30,7 +30,7 @@ import { createRuntimeClient } from '../cri/runtime-client.ts';
 import { startSimRuntime, type SimRuntime } from '../stand-ins/cri-runtime/sim-runtime.ts';
 import { runFleet } from './fleet-command.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { targetForServer } from '../kube/kube-config.ts';
+import { leanAuth } from '../kube/auth/lean-auth.ts';
 import { createLogger, type LogLevel } from '../log/logger.ts';
 import type { CommandIo } from './command-io.ts';
 import { DemoTimeline } from '../demo/demo-timeline.ts';
@@ -118,7 +118,7 @@ export async function runDemo(argv: string[], io: CommandIo, signal: AbortSignal
     });
     if (!loaded.ok) throw new Error(`demo config: ${loaded.error.lines.join('; ')}`);
     const config = loaded.config;
-    kube = new KubeClient({ target: targetForServer(api.url, { source: 'in-process API stand-in' }), clock, timeoutMs: config.apiTimeoutMs });
+    kube = new KubeClient({ auth: leanAuth({ server: api.url, source: 'in-process API stand-in', clock }), clock, timeoutMs: config.apiTimeoutMs });
     const logger = createLogger({ level: config.logLevel, destination: { write: (line: string) => io.stderr.write(line) } });
     agent = new Agent({
       config,

@@ -11,7 +11,7 @@
 // The kubeconfig is read as kubectl reads it (load-kubeconfig.ts: --kubeconfig, KUBECONFIG,
 // ~/.kube/config, in-cluster; --context), and every request authenticates through client-node's
 // KubeConfig (exec plugins, client certificates, token files); in a pod with no kubeconfig, with
-// the service account's token the lean way (kube/pick-kube-auth.ts).
+// the service account's token the lean way (kube/auth/pick-kube-auth.ts).
 //
 // Exit codes, so that a script can tell a verdict from a failure to get one:
 // | code | meaning                                                                             |
@@ -33,12 +33,10 @@ import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { leasesPath, nodesPath } from '../kube/api-paths.ts';
-import { KubeClient } from '../kube/kube-client.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
-import { Informer, kubeListWatch, readAll, type ListWatchSource } from '../kube/list-watch.ts';
+import { Informer, kubeListWatch, readAll } from '../kube/list-watch.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
-import { READER_FLAG_SPECS, readerClient, readerFlagShape, readerFlags } from './reader-flags.ts';
+import { READER_FLAG_SPECS, readerClientOrExit, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { renderJson, renderTable, type ReportContext } from '../fleet/fleet-report.ts';
 import {
   AGENT_LEASE_SELECTOR,
@@ -48,7 +46,7 @@ import {
 } from '../fleet/fleet-view.ts';
 import type { NodeReadiness } from '../fleet/readiness.ts';
 import { summarizeFleet } from '../fleet/readiness.ts';
-import type { CommandIo } from './command-io.ts';
+import { EXIT_API_FAILED, type CommandIo } from './command-io.ts';
 
 const FLEET_SPECS: readonly FlagSpec[] = [
   valueFlag('--output', 'table|json', 'table', 'output format', { short: 'o' }),
@@ -75,8 +73,6 @@ Exit codes:
 /** See the exit-code table in the header. */
 export const EXIT_ALL_FRESH = 0;
 export const EXIT_NOT_FRESH = 1;
-export const EXIT_BAD_INPUT = 2;
-export const EXIT_API_FAILED = 3;
 
 /** How often --watch looks for verdicts changed by time alone. */
 const WATCH_RECHECK_MS = 1_000;
@@ -128,21 +124,11 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
   if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
   const { clock } = io;
-  let client: KubeClient;
-  let leases: ListWatchSource<Lease>;
-  let nodes: ListWatchSource<Node>;
-  try {
-    client = await readerClient(flags, io);
-    leases = kubeListWatch<Lease>({
-      client,
-      path: leasesPath(flags.leaseNamespace),
-      labelSelector: AGENT_LEASE_SELECTOR,
-    });
-    nodes = kubeListWatch<Node>({ client, path: nodesPath() });
-  } catch (err) {
-    io.stderr.write(`nodepulse fleet: ${(err as Error).message}\n`);
-    return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;
-  }
+  const made = await readerClientOrExit('nodepulse fleet', flags, io);
+  if ('exit' in made) return made.exit;
+  const client = made.client;
+  const leases = kubeListWatch<Lease>({ client, path: leasesPath(flags.leaseNamespace), labelSelector: AGENT_LEASE_SELECTOR });
+  const nodes = kubeListWatch<Node>({ client, path: nodesPath() });
   const abort = new AbortController();
   const onAbort = (): void => abort.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });

@@ -5,7 +5,7 @@
 // | flag               | what it picks                                                       |
 // |--------------------|---------------------------------------------------------------------|
 // | --kubeconfig FILE  | the kubeconfig (else $KUBECONFIG, else ~/.kube/config, else         |
-// |                    | in-cluster; read as kubectl reads it: kube/load-kubeconfig.ts)      |
+// |                    | in-cluster; read as kubectl reads it: kube/auth/load-kubeconfig.ts) |
 // | --context NAME     | the kubeconfig's context (else its current-context)                 |
 // | --lease-namespace  | where the agents' leases are                                        |
 // | --node-selector    | which nodes are judged (a label selector; the others are reported)  |
@@ -16,12 +16,13 @@
 //
 // Failure modes: readerClient() rejects with the KubeConfigError of a kubeconfig that cannot work
 // (the command exits 2 on it); anything else it rejects with is a failure to start (exit 1).
-import type { CommandIo } from './command-io.ts';
+import { EXIT_API_FAILED, EXIT_BAD_INPUT, type CommandIo } from './command-io.ts';
 import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, fail, filePath, text, type Timed } from '../config/value-schemas.ts';
 import { KubeClient } from '../kube/kube-client.ts';
-import { pickKubeAuth } from '../kube/pick-kube-auth.ts';
+import { KubeConfigError } from '../kube/auth/kube-config-error.ts';
+import { pickKubeAuth } from '../kube/auth/pick-kube-auth.ts';
 import { DEFAULT_GRACE_MS, DEFAULT_LEASE_NAMESPACE, DEFAULT_NODE_SELECTOR } from '../fleet/fleet-view.ts';
 import { parseLabelSelector, SelectorError, type LabelSelector } from '../fleet/label-selector.ts';
 
@@ -84,9 +85,28 @@ export const READER_MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 
 /**
  * The reader's API client: the kubeconfig and context its flags pick, read as kubectl reads them,
- * or the pod's service account the lean way where no kubeconfig file exists (kube/pick-kube-auth.ts).
+ * or the pod's service account the lean way where no kubeconfig file exists (kube/auth/pick-kube-auth.ts).
  */
 export async function readerClient(flags: Pick<ReaderFlags, 'kubeconfig' | 'context'>, io: Pick<CommandIo, 'env' | 'clock'>): Promise<KubeClient> {
   const auth = await pickKubeAuth({ who: 'reader', kubeconfig: flags.kubeconfig, context: flags.context, env: io.env, homeDir: io.env['HOME'], clock: io.clock });
   return new KubeClient({ auth, clock: io.clock, maxResponseBytes: READER_MAX_RESPONSE_BYTES });
+}
+
+/**
+ * The reader's client, or the exit code once `<command>: <why>` is on stderr: EXIT_BAD_INPUT for
+ * a kubeconfig that cannot be used (KubeConfigError), `apiFailed` for anything else. What a reader
+ * command does right after flagsOrExit (config/command-flags.ts), in the same shape.
+ */
+export async function readerClientOrExit(
+  command: string,
+  flags: Pick<ReaderFlags, 'kubeconfig' | 'context'>,
+  io: Pick<CommandIo, 'env' | 'clock' | 'stderr'>,
+  apiFailed: number = EXIT_API_FAILED,
+): Promise<{ readonly client: KubeClient } | { readonly exit: number }> {
+  try {
+    return { client: await readerClient(flags, io) };
+  } catch (err) {
+    io.stderr.write(`${command}: ${(err as Error).message}\n`);
+    return { exit: err instanceof KubeConfigError ? EXIT_BAD_INPUT : apiFailed };
+  }
 }

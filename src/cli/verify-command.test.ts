@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { writeKubeconfig } from '../stand-ins/api-server/kubeconfig.ts';
-import { EXIT_BAD_INPUT, EXIT_FAILED, EXIT_PASSED, httpReadyz, runVerify } from './verify-command.ts';
+import { EXIT_BAD_INPUT } from './command-io.ts';
+import { EXIT_FAILED, EXIT_PASSED, httpReadyz, runVerify } from './verify-command.ts';
 
 const SELECTOR = 'app.kubernetes.io/component=agent,app.kubernetes.io/name=np';
 

@@ -15,22 +15,19 @@
 // and a page bounds what a fleet of any size costs the API server.
 import { z } from 'zod/v3';
 import type { Clock } from '../clock/clock.ts';
-import type { CommandIo } from './command-io.ts';
+import { EXIT_API_FAILED, type CommandIo } from './command-io.ts';
 import { flagsHelp, flagsOrExit, GRAMMAR_HELP, parseCommandFlags, type CommandDefinition } from '../config/command-flags.ts';
 import { formatDuration } from '../clock/duration.ts';
 import { valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { dnsLabel, duration, filePath, text } from '../config/value-schemas.ts';
-import { KubeConfigError } from '../kube/kube-config.ts';
 import type { KubeClient } from '../kube/kube-client.ts';
 import { http } from '../node-http.ts';
 import type { AgentPod } from '../fleet/agent-pod.ts';
-import { labelSelector, readerClient } from './reader-flags.ts';
+import { labelSelector, readerClientOrExit } from './reader-flags.ts';
 import { verifyAgent, type ReadyzGet, type VerifyApi } from '../fleet/verify-agent.ts';
 
 export const EXIT_PASSED = 0;
 export const EXIT_FAILED = 1;
-export const EXIT_BAD_INPUT = 2;
-export const EXIT_API_FAILED = 3;
 
 /** The agent DaemonSet's pod selector, as both install paths render it. */
 export const DEFAULT_AGENT_SELECTOR = 'app.kubernetes.io/name=nodepulse,app.kubernetes.io/component=agent';
@@ -146,13 +143,9 @@ export async function runVerify(argv: string[], io: CommandIo, signal?: AbortSig
   const parsed = flagsOrExit(argv, io, COMMAND);
   if ('exit' in parsed) return parsed.exit;
   const flags = parsed.flags;
-  let client: KubeClient;
-  try {
-    client = await readerClient(flags, io);
-  } catch (err) {
-    io.stderr.write(`nodepulse verify: ${(err as Error).message}\n`);
-    return err instanceof KubeConfigError ? EXIT_BAD_INPUT : EXIT_API_FAILED;
-  }
+  const made = await readerClientOrExit('nodepulse verify', flags, io);
+  if ('exit' in made) return made.exit;
+  const client = made.client;
   try {
     const result = await verifyAgent(
       { api: kubeVerifyApi(client), readyz: httpReadyz(io.clock), clock: io.clock },

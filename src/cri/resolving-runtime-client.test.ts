@@ -9,7 +9,7 @@ import { ManualClock } from '../clock/manual-clock.ts';
 import { CriError, toFault } from './cri-error.ts';
 import { PROBE_VERSION_DEADLINE_MS } from './endpoint-probe.ts';
 import { ScriptedRuntimeClient } from '../stand-ins/doubles/scripted-runtime-client.ts';
-import type { RuntimeVersion } from './types.ts';
+import type { CallOptions, RuntimeVersion } from './types.ts';
 import { NODE_READ_INTERVAL_MS, REPROBE_GAP_MS, ResolvingRuntimeClient, type ResolvingRuntimeClientOptions } from './resolving-runtime-client.ts';
 
 const CONTAINERD = 'unix:///run/containerd/containerd.sock';
@@ -24,9 +24,12 @@ function world(clock: ManualClock, sockets: Record<string, RuntimeVersion | CriE
   const clients: ScriptedRuntimeClient[] = [];
   let statCalls = 0;
   const live = { ...sockets } as Record<string, RuntimeVersion | CriError | 'hang' | undefined>;
+  // The ledger's answer, as the relister writes it: a relist that resolved is a success.
+  let succeeded = false;
   const resolving = new ResolvingRuntimeClient({
     configured: undefined,
     clock,
+    relistSucceeded: () => succeeded,
     candidates: CANDIDATES,
     exists: (path) => {
       statCalls++;
@@ -44,6 +47,12 @@ function world(clock: ManualClock, sockets: Record<string, RuntimeVersion | CriE
   });
   return {
     resolving,
+    /** A relist through the client, recorded as the relister records it. */
+    relist: async (o: CallOptions): ReturnType<ResolvingRuntimeClient['relist']> => {
+      const listing = await resolving.relist(o);
+      succeeded = true;
+      return listing;
+    },
     clients,
     live,
     statCalls: () => statCalls,
@@ -67,6 +76,7 @@ describe('ResolvingRuntimeClient', () => {
     const resolving = new ResolvingRuntimeClient({
       configured: { endpoint: 'unix:///run/cri-dockerd.sock', path: '/run/cri-dockerd.sock', source: 'CONTAINER_RUNTIME_ENDPOINT' },
       clock,
+      relistSucceeded: () => false,
       exists: () => {
         stats++;
         return true;
@@ -92,7 +102,7 @@ describe('ResolvingRuntimeClient', () => {
   test('no runtime anywhere: fails unavailable with every path and why, and probes again only after a second', async () => {
     const clock = new ManualClock();
     const w = world(clock, {});
-    await assert.rejects(w.resolving.relist(DEADLINE), (err: unknown) => {
+    await assert.rejects(w.relist(DEADLINE), (err: unknown) => {
       assert.ok(err instanceof CriError);
       assert.equal(err.code, 'unavailable');
       assert.match(err.message, /no runtime chosen among unix:\/\/\/run\/containerd\/containerd\.sock, unix:\/\/\/run\/crio\/crio\.sock: no socket answered CRI Version/);
@@ -101,10 +111,10 @@ describe('ResolvingRuntimeClient', () => {
     });
     assert.equal(w.statCalls(), 2);
     await clock.advance(REPROBE_GAP_MS - 1);
-    await assert.rejects(w.resolving.relist(DEADLINE), /no socket answered CRI Version/);
+    await assert.rejects(w.relist(DEADLINE), /no socket answered CRI Version/);
     assert.equal(w.statCalls(), 2, 'a call within the gap gets the last probe\'s answer, without probing');
     await clock.advance(1);
-    await assert.rejects(w.resolving.relist(DEADLINE));
+    await assert.rejects(w.relist(DEADLINE));
     assert.equal(w.statCalls(), 4, 'one second after the last probe began, a call probes again');
   });
 
@@ -124,7 +134,7 @@ describe('ResolvingRuntimeClient', () => {
   test('a chosen socket whose relist finds no runtime before any succeeded is dropped, and the next probe finds the runtime', async () => {
     const clock = new ManualClock();
     const w = world(clock, { [CONTAINERD]: version('containerd', '1.7.13') });
-    const first = w.resolving.relist(DEADLINE);
+    const first = w.relist(DEADLINE);
     await settle(clock);
     assert.equal(w.resolving.view().endpoint, CONTAINERD);
     w.client(CONTAINERD).next().fail('unavailable', 'connection refused');
@@ -137,7 +147,7 @@ describe('ResolvingRuntimeClient', () => {
     delete w.live[CONTAINERD];
     w.live[CRIO] = version('cri-o', '1.30.4');
     await clock.advance(REPROBE_GAP_MS);
-    const second = w.resolving.relist(DEADLINE);
+    const second = w.relist(DEADLINE);
     await settle(clock);
     assert.equal(w.resolving.view().endpoint, CRIO);
     w.client(CRIO).next().answer();
@@ -149,18 +159,18 @@ describe('ResolvingRuntimeClient', () => {
     const clock = new ManualClock();
     const refusing = (): CriError => new CriError('unavailable', 'connect ECONNREFUSED', { detail: 'Error: connect ECONNREFUSED /run/containerd/containerd.sock', grpcCode: 14 });
     const w = world(clock, { [CONTAINERD]: refusing() });
-    const first = w.resolving.relist(DEADLINE);
+    const first = w.relist(DEADLINE);
     await settle(clock);
     assert.equal(w.resolving.view().rule, 'sick-runtime');
     w.client(CONTAINERD).next().fail('unavailable', 'connect ECONNREFUSED /run/containerd/containerd.sock');
     await assert.rejects(first, (err: unknown) => toFault(err).cause === 'refused');
     assert.equal(w.resolving.view().endpoint, null, 'precondition: the choice was dropped');
-    await assert.rejects(w.resolving.relist(DEADLINE), (err: unknown) => {
+    await assert.rejects(w.relist(DEADLINE), (err: unknown) => {
       assert.equal(toFault(err).cause, 'refused', 'a call inside the reprobe gap keeps the dropped relist\'s cause');
       return true;
     });
     await clock.advance(REPROBE_GAP_MS);
-    const again = w.resolving.relist(DEADLINE);
+    const again = w.relist(DEADLINE);
     await settle(clock);
     assert.equal(w.resolving.view().endpoint, CONTAINERD, 'the next probe chooses the sick runtime again');
     w.client(CONTAINERD).next().fail('unavailable', 'connect ECONNREFUSED /run/containerd/containerd.sock');
@@ -170,13 +180,13 @@ describe('ResolvingRuntimeClient', () => {
   test('a socket chosen once and gone at the next probe vanished: the runtime\'s fault, not "no socket"', async () => {
     const clock = new ManualClock();
     const w = world(clock, { [CONTAINERD]: version('containerd', '1.7.13') });
-    const first = w.resolving.relist(DEADLINE);
+    const first = w.relist(DEADLINE);
     await settle(clock);
     delete w.live[CONTAINERD];
     w.client(CONTAINERD).next().fail('unavailable', 'connect ENOENT /run/containerd/containerd.sock');
     await assert.rejects(first, (err: unknown) => toFault(err).cause === 'vanished');
     await clock.advance(REPROBE_GAP_MS);
-    await assert.rejects(w.resolving.relist(DEADLINE), (err: unknown) => {
+    await assert.rejects(w.relist(DEADLINE), (err: unknown) => {
       assert.equal(toFault(err).cause, 'vanished', `the probe finds no file where the chosen socket was: ${(err as Error).message}`);
       return true;
     });
@@ -186,7 +196,7 @@ describe('ResolvingRuntimeClient', () => {
     const clock = new ManualClock();
     const eacces = new CriError('unavailable', 'connect EACCES', { detail: 'Error: connect EACCES /run/containerd/containerd.sock', grpcCode: 14 });
     const w = world(clock, { [CONTAINERD]: eacces });
-    await assert.rejects(w.resolving.relist(DEADLINE), (err: unknown) => {
+    await assert.rejects(w.relist(DEADLINE), (err: unknown) => {
       assert.equal(toFault(err).cause, 'permission-denied');
       assert.match((err as Error).message, /connect EACCES/, 'the runtime\'s words are kept');
       return true;
@@ -200,6 +210,7 @@ describe('ResolvingRuntimeClient', () => {
     const resolving = new ResolvingRuntimeClient({
       configured: { endpoint: 'unix:///run/cri.sock', path: '/run/cri.sock', source: '--cri-endpoint' },
       clock,
+      relistSucceeded: () => false,
       create: () => client,
     });
     const causeOf = async (fail: (c: ScriptedRuntimeClient) => void): Promise<string> => {
@@ -222,16 +233,16 @@ describe('ResolvingRuntimeClient', () => {
   test('a socket a relist succeeded on is held: a later failure is the runtime\'s, and nothing is probed', async () => {
     const clock = new ManualClock();
     const w = world(clock, { [CONTAINERD]: version('containerd', '1.7.13'), [CRIO]: version('cri-o', '1.30.4') });
-    const ok = w.resolving.relist(DEADLINE);
+    const ok = w.relist(DEADLINE);
     await settle(clock);
     w.client(CONTAINERD).next().answer();
     await ok;
-    const failing = w.resolving.relist(DEADLINE);
+    const failing = w.relist(DEADLINE);
     await settle(clock);
     w.client(CONTAINERD).next().fail('unavailable', 'connection refused');
     await assert.rejects(failing);
     await clock.advance(REPROBE_GAP_MS * 5);
-    const again = w.resolving.relist(DEADLINE);
+    const again = w.relist(DEADLINE);
     await settle(clock);
     assert.equal(w.clients.length, 2, 'no new probe');
     assert.equal(w.client(CONTAINERD).pending.length, 1, 'the next relist goes to the held socket');
@@ -243,7 +254,7 @@ describe('ResolvingRuntimeClient', () => {
   test('a relist fault that is the runtime\'s own answer (oversized listing) keeps the socket', async () => {
     const clock = new ManualClock();
     const w = world(clock, { [CRIO]: version('cri-o', '1.30.4') });
-    const first = w.resolving.relist(DEADLINE);
+    const first = w.relist(DEADLINE);
     await settle(clock);
     w.client(CRIO).next().fail('resource_exhausted', 'received message larger than max');
     await assert.rejects(first);
@@ -254,7 +265,7 @@ describe('ResolvingRuntimeClient', () => {
   test('an empty containerRuntimeVersion, as the API server stores it before the kubelet reports, names no runtime', async () => {
     const clock = new ManualClock();
     const w = world(clock, { [CONTAINERD]: version('containerd', '1.7.13') }, { nodeRuntime: async () => '' });
-    const found = w.resolving.relist(DEADLINE);
+    const found = w.relist(DEADLINE);
     await settle(clock);
     w.client(CONTAINERD).next().answer();
     await found;
@@ -271,15 +282,15 @@ describe('ResolvingRuntimeClient', () => {
         return 'cri-o://1.30.4';
       },
     });
-    await assert.rejects(w.resolving.relist(DEADLINE), /the Node's containerRuntimeVersion is cri-o:\/\/1\.30\.4, but no socket answered as cri-o/);
+    await assert.rejects(w.relist(DEADLINE), /the Node's containerRuntimeVersion is cri-o:\/\/1\.30\.4, but no socket answered as cri-o/);
     assert.equal(reads, 1);
     assert.equal(w.resolving.view().nodeRuntime, 'cri-o://1.30.4');
     await clock.advance(REPROBE_GAP_MS);
-    await assert.rejects(w.resolving.relist(DEADLINE));
+    await assert.rejects(w.relist(DEADLINE));
     assert.equal(reads, 1, 'the Node read a second ago still holds');
     w.live[CRIO] = version('cri-o', '1.30.4');
     await clock.advance(NODE_READ_INTERVAL_MS - REPROBE_GAP_MS);
-    const found = w.resolving.relist(DEADLINE);
+    const found = w.relist(DEADLINE);
     await settle(clock);
     assert.equal(reads, 2, 'a minute after the last read, the Node is read again');
     const view = w.resolving.view();
@@ -292,12 +303,12 @@ describe('ResolvingRuntimeClient', () => {
   test('a call\'s deadline covers the probe it waited for', async () => {
     const clock = new ManualClock();
     const w = world(clock, { [CONTAINERD]: 'hang', [CRIO]: version('cri-o', '1.30.4') });
-    const relist = w.resolving.relist({ deadlineMs: 5_000 });
+    const relist = w.relist({ deadlineMs: 5_000 });
     await clock.advance(PROBE_VERSION_DEADLINE_MS);
     assert.equal(w.client(CRIO).next().options.deadlineMs, 5_000 - PROBE_VERSION_DEADLINE_MS);
     w.client(CRIO).next().answer();
     await relist;
-    const late = w.resolving.relist({ deadlineMs: 1_000 });
+    const late = w.relist({ deadlineMs: 1_000 });
     await settle(clock);
     assert.equal(w.client(CRIO).next().options.deadlineMs, 1_000, 'a held socket costs no probe time');
     w.client(CRIO).next().answer();
@@ -307,12 +318,12 @@ describe('ResolvingRuntimeClient', () => {
   test('close() closes the chosen client and fails every later call', async () => {
     const clock = new ManualClock();
     const w = world(clock, { [CRIO]: version('cri-o', '1.30.4') });
-    const first = w.resolving.relist(DEADLINE);
+    const first = w.relist(DEADLINE);
     await settle(clock);
     w.client(CRIO).next().answer();
     await first;
     w.resolving.close();
     assert.equal(w.client(CRIO).closed, true);
-    await assert.rejects(w.resolving.relist(DEADLINE), /runtime client is closed/);
+    await assert.rejects(w.relist(DEADLINE), /runtime client is closed/);
   });
 });

@@ -20,7 +20,10 @@
 // fault (an oversized listing, the runtime's own error) is an answer from the runtime, so the
 // socket is kept and the ledger sees the fault. Once a relist has succeeded the socket is the
 // runtime: a later failure is the runtime's fault, which the ledger must see, not a reason to
-// wander to another socket.
+// wander to another socket. "A relist succeeded" is not tracked here: the relist ledger is the
+// one place that knows, and the agent hands its answer in (relistSucceeded). Only relists go
+// through this client to the ledger, and only the socket in use can answer one, so the first
+// success is on the socket then in use, which is never dropped after it.
 //
 // Whom a failure blames (cri/fault-cause.ts) depends on what the agent knew of the socket, which
 // only this client knows:
@@ -37,8 +40,12 @@
 // NODE_READ_INTERVAL_MS, so a node whose sockets keep answering as the wrong runtime costs the
 // API server one GET a minute. A call's deadline covers the probe it waited for.
 //
-// view() says which socket is in use and why, for /status, the log and tests.
+// view() says which socket is in use and why, for /status and tests. The choice is logged here,
+// where it is made: "CRI endpoint chosen" once per newly chosen socket (a given endpoint at its
+// first call; a socket chosen again after a drop is not logged again). A drop shows in the relist
+// failures and in /status.
 import type { Clock } from '../clock/clock.ts';
+import type { Logger } from '../log/logger.ts';
 import { CriError, toFault, type CriFaultCode } from './cri-error.ts';
 import { noChoiceCause, probeCriEndpoints, type CriEndpointView } from './endpoint-probe.ts';
 import type { FaultCause } from './fault-cause.ts';
@@ -63,13 +70,21 @@ export interface ResolvingRuntimeClientOptions {
   readonly exists?: (path: string) => boolean;
   /** Reads the Node's status.nodeInfo.containerRuntimeVersion; without it, probe order decides. */
   readonly nodeRuntime?: (signal: AbortSignal) => Promise<string | undefined>;
+  /**
+   * Whether a relist through this client has ever succeeded: the relist ledger's answer (the
+   * agent's), read when a relist fails and for view().held.
+   */
+  readonly relistSucceeded: () => boolean;
+  /** Where the choice of a socket is logged; none without it. */
+  readonly logger?: Logger;
 }
 
 export class ResolvingRuntimeClient implements RuntimeClient {
   readonly #options: ResolvingRuntimeClientOptions;
   readonly #stop = new AbortController();
   #inner: RuntimeClient | undefined;
-  #view: CriEndpointView;
+  /** The view but `held`, which is the ledger's (relistSucceeded). */
+  #view: Omit<CriEndpointView, 'held'>;
   #probing: Promise<void> | undefined;
   #lastProbeAtMs: number | undefined;
   #node: { atMs: number; value: string | undefined; error: string | undefined } | undefined;
@@ -80,13 +95,15 @@ export class ResolvingRuntimeClient implements RuntimeClient {
   #noChoiceCause: FaultCause = 'no-socket';
   /** Whether a relist has reached the given endpoint's socket (any outcome but `connect ENOENT`). */
   #givenSeen = false;
+  /** The socket last logged as chosen, so each is logged once. */
+  #loggedEndpoint: string | undefined;
 
   constructor(options: ResolvingRuntimeClientOptions) {
     this.#options = options;
     const given = options.configured;
     this.#view = given === undefined
-      ? { endpoint: null, rule: null, reason: 'not probed yet', held: false, nodeRuntime: null, probed: [] }
-      : { endpoint: given.endpoint, rule: 'configured', reason: `given by ${given.source}; used as given, never probed`, held: false, nodeRuntime: null, probed: [] };
+      ? { endpoint: null, rule: null, reason: 'not probed yet', nodeRuntime: null, probed: [] }
+      : { endpoint: given.endpoint, rule: 'configured', reason: `given by ${given.source}; used as given, never probed`, nodeRuntime: null, probed: [] };
   }
 
   get endpoint(): string {
@@ -95,7 +112,7 @@ export class ResolvingRuntimeClient implements RuntimeClient {
 
   /** Which socket is in use and why. */
   view(): CriEndpointView {
-    return this.#view;
+    return { ...this.#view, held: this.#options.relistSucceeded() };
   }
 
   async relist(o: CallOptions): ReturnType<RuntimeClient['relist']> {
@@ -103,7 +120,6 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     try {
       const listing = await client.relist({ ...o, deadlineMs });
       this.#givenSeen = true;
-      if (client === this.#inner && !this.#view.held) this.#view = { ...this.#view, held: true };
       return listing;
     } catch (err) {
       if (o.signal?.aborted === true) throw err;
@@ -155,7 +171,10 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     if (this.#closed) throw new CriError('unavailable', 'runtime client is closed');
     const given = this.#options.configured;
     if (given !== undefined) {
-      this.#inner ??= this.#options.create(given.endpoint);
+      if (this.#inner === undefined) {
+        this.#inner = this.#options.create(given.endpoint);
+        this.#logChosen();
+      }
       return { client: this.#inner, deadlineMs: o.deadlineMs };
     }
     if (this.#inner === undefined) {
@@ -197,8 +216,17 @@ export class ResolvingRuntimeClient implements RuntimeClient {
     else this.#noChoiceCause = noChoiceCause(outcome.results, this.#chosenBefore);
     this.#inner = outcome.client;
     this.#view = choice.chosen
-      ? { endpoint: choice.endpoint, rule: choice.rule, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results }
-      : { endpoint: null, rule: null, reason: `${choice.reason}${nodeNote}`, held: false, nodeRuntime, probed: outcome.results };
+      ? { endpoint: choice.endpoint, rule: choice.rule, reason: `${choice.reason}${nodeNote}`, nodeRuntime, probed: outcome.results }
+      : { endpoint: null, rule: null, reason: `${choice.reason}${nodeNote}`, nodeRuntime, probed: outcome.results };
+    if (choice.chosen) this.#logChosen();
+  }
+
+  /** Logs the socket in use, unless it is the one logged last. */
+  #logChosen(): void {
+    const v = this.#view;
+    if (v.endpoint === null || v.endpoint === this.#loggedEndpoint) return;
+    this.#loggedEndpoint = v.endpoint;
+    this.#options.logger?.info({ criEndpoint: v.endpoint, rule: v.rule, reason: v.reason, nodeRuntime: v.nodeRuntime, probed: v.probed }, 'CRI endpoint chosen');
   }
 
   #probeOnce(candidates: readonly string[]): ReturnType<typeof probeCriEndpoints> {
@@ -234,7 +262,7 @@ export class ResolvingRuntimeClient implements RuntimeClient {
 
   /** A relist failed on `client`: drop it when no runtime answered there, unless it is held, given, or already replaced. */
   #relistFailed(client: RuntimeClient, err: unknown): void {
-    if (this.#options.configured !== undefined || client !== this.#inner || this.#view.held) return;
+    if (this.#options.configured !== undefined || client !== this.#inner || this.#options.relistSucceeded()) return;
     if (!(err instanceof CriError) || !NO_RUNTIME_THERE.has(err.code)) return;
     const why = err instanceof Error ? err.message : String(err);
     client.close();

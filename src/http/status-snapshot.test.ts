@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
-import { isoFromWallMicros, runtimeStatusView, STATUS_EVENT_FIELDS, statusEvent } from './status-snapshot.ts';
+import { isoFromWallMicros, runtimeStatusView, STATUS_EVENT_FIELDS, STATUS_FIELDS, statusEvent, statusSnapshot } from './status-snapshot.ts';
 
 const stamp = { monotonicMs: 5_000, wallMicros: 1_767_323_045_123_456 };
 const fault = { code: 'unavailable' as const, message: 'connection refused', cause: 'refused' as const };
@@ -55,4 +55,22 @@ it('shows a lifecycle event as its type, kind and time, and none of the names an
   assert.deepEqual(shown, { type: 'ContainerDied', kind: 'container', time: '2026-01-02T03:04:05.123Z' });
   assert.deepEqual(Object.keys(shown).sort(), [...STATUS_EVENT_FIELDS].sort());
   assert.doesNotMatch(JSON.stringify(shown), /c0ffee|beef01|payments-api/);
+});
+
+it('assembles /status from the readings: every field present, absent ones null, no counts before a success as zeros, events named by nothing', () => {
+  const snapshot = statusSnapshot({
+    node: 'node-1',
+    criEndpoint: { endpoint: 'unix:///run/containerd/containerd.sock', rule: 'configured', reason: 'given', held: false, nodeRuntime: null, probed: [] },
+    runtime: { state: 'NotYetObserved', why: 'silent', message: 'relist has yet to be successful' },
+    runtimeConditions: [],
+    loops: [{ name: 'relister', state: 'Unknown', reason: 'no tick has begun yet' }],
+    lease: { namespace: 'nodepulse', name: 'node-1', renewing: false, lastRenewTime: undefined, lastError: undefined },
+    counts: undefined,
+    recentEvents: [{ type: 'ContainerStarted', kind: 'container', id: 'c1', podSandboxId: 'p1', name: 'web', seenWallMicros: stamp.wallMicros }],
+  });
+  assert.deepEqual(Object.keys(snapshot), [...STATUS_FIELDS]);
+  assert.deepEqual(snapshot.lease, { namespace: 'nodepulse', name: 'node-1', renewing: false, lastRenewTime: null, lastError: null });
+  assert.deepEqual(snapshot.counts, { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} });
+  assert.deepEqual(snapshot.recentEvents, [{ type: 'ContainerStarted', kind: 'container', time: '2026-01-02T03:04:05.123Z' }]);
+  assert.equal(snapshot.runtime.lastSuccessBegan, null);
 });

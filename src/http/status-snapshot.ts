@@ -1,5 +1,6 @@
-// What /status answers: one JSON snapshot of what the agent knows now, for people and scripts.
-// Absent values are `null`, never missing keys, so a reader can rely on every field.
+// What /status answers: one JSON snapshot of what the agent knows now, for people and scripts,
+// assembled here (statusSnapshot) from the readings each part gives as it stands; the agent only
+// gathers them. Absent values are `null`, never missing keys, so a reader can rely on every field.
 // Times are wall-clock ISO 8601 strings: for people, never for judgement.
 //
 // It names nothing the runtime runs. /status answers anyone who can reach the pod's port, so
@@ -10,10 +11,11 @@
 import type { CriFault } from '../cri/cri-error.ts';
 import type { CriEndpointView } from '../cri/endpoint-probe.ts';
 import type { RuntimeCondition } from '../cri/types.ts';
+import type { NodeLeaseSnapshot } from '../lease/node-lease.ts';
 import type { Liveness } from '../liveness/liveness.ts';
 import type { LifecycleEvent } from '../relist/lifecycle-diff.ts';
 import type { RuntimeHealth } from '../relist/relist-ledger.ts';
-import type { RelistCounts } from '../relist/relister.ts';
+import type { RecordedEvent, RelistCounts } from '../relist/relister.ts';
 
 export interface StatusSnapshot {
   readonly node: string;
@@ -66,6 +68,38 @@ export const STATUS_EVENT_FIELDS = ['type', 'kind', 'time'] as const;
 /** A recorded lifecycle event as /status shows it: its type and kind, at the wall time it was seen. */
 export function statusEvent(event: Pick<LifecycleEvent, 'type' | 'kind'> & { readonly seenWallMicros: number }): StatusEvent {
   return { type: event.type, kind: event.kind, time: isoFromWallMicros(event.seenWallMicros) };
+}
+
+/** What the agent's parts say now, as each gives it; statusSnapshot() makes /status of it. */
+export interface StatusReadings extends Pick<StatusSnapshot, 'node' | 'criEndpoint' | 'runtimeConditions' | 'loops'> {
+  readonly runtime: RuntimeHealth;
+  readonly lease: NodeLeaseSnapshot;
+  /** The last successful relist's counts, or undefined before one (then every count is 0). */
+  readonly counts: RelistCounts | undefined;
+  readonly recentEvents: readonly RecordedEvent[];
+}
+
+/** Counts before any relist succeeded. */
+const NO_COUNTS: RelistCounts = { pods: 0, podsReady: 0, podsByState: {}, containers: 0, containersByState: {} };
+
+/** /status from the readings. */
+export function statusSnapshot(r: StatusReadings): StatusSnapshot {
+  return {
+    node: r.node,
+    criEndpoint: r.criEndpoint,
+    runtime: runtimeStatusView(r.runtime),
+    runtimeConditions: r.runtimeConditions,
+    loops: r.loops,
+    lease: {
+      namespace: r.lease.namespace,
+      name: r.lease.name,
+      renewing: r.lease.renewing,
+      lastRenewTime: r.lease.lastRenewTime ?? null,
+      lastError: r.lease.lastError ?? null,
+    },
+    counts: r.counts ?? NO_COUNTS,
+    recentEvents: r.recentEvents.map(statusEvent),
+  };
 }
 
 /** The field names of a StatusSnapshot, for tests and docs. */

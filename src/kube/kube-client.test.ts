@@ -10,8 +10,7 @@ import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import { KubeClient } from './kube-client.ts';
-import { targetForServer } from './kube-config.ts';
-import type { KubeTarget } from './kube-config.ts';
+import { leanAuth, type LeanAuthOptions } from './auth/lean-auth.ts';
 
 /** Real time, only to wait (bounded) for a request to reach the loopback server. */
 const REAL_TIME = new SystemClock();
@@ -43,12 +42,13 @@ async function server(t: TestContext, handler: Handler): Promise<{ url: string; 
   return { url: `http://127.0.0.1:${(srv.address() as AddressInfo).port}`, seen };
 }
 
-function target(server: string, auth: { token?: string; tokenFile?: string } = {}): KubeTarget {
-  return targetForServer(server, { ...auth, source: 'test' });
+/** A server reached directly, with what the test gives it; the clock is the client's. */
+function target(server: string, auth: { token?: string; tokenFile?: string } = {}): Omit<LeanAuthOptions, 'clock'> {
+  return { server, ...auth, source: 'test' };
 }
 
-function client(t: TestContext, tgt: KubeTarget, clock = new ManualClock()): KubeClient {
-  const c = new KubeClient({ target: tgt, clock });
+function client(t: TestContext, tgt: Omit<LeanAuthOptions, 'clock'>, clock = new ManualClock()): KubeClient {
+  const c = new KubeClient({ auth: leanAuth({ ...tgt, clock }), clock });
   t.after(() => c.close());
   return c;
 }
@@ -202,7 +202,8 @@ test('a 2xx that is not a JSON object is bad_response, naming the status', async
 
 test('a body past the size bound is refused', async (t) => {
   const s = await server(t, (_req, res) => json(res, 200, { pad: 'x'.repeat(2048) }));
-  const c = new KubeClient({ target: target(s.url), clock: new ManualClock(), maxResponseBytes: 1024 });
+  const clock = new ManualClock();
+  const c = new KubeClient({ auth: leanAuth({ ...target(s.url), clock }), clock, maxResponseBytes: 1024 });
   t.after(() => c.close());
   const err = await rejection(c.getNode('n'));
   assert.equal(err.code, 'bad_response');

@@ -12,7 +12,7 @@
 // - one method per call the product makes (the agent, the elector, the controller's marker,
 //   cleanup and verify), each on a path of api-paths.ts, so no module outside src/kube/ writes a
 //   path or picks a verb. No generated API classes: the product needs a dozen calls, and the
-//   agent must not load client-node's generated API (kube-config.ts says why). The readers'
+//   agent must not load client-node's generated API (auth/pick-kube-auth.ts says why). The readers'
 //   lists and watches go through list-watch.ts, on the collection paths of api-paths.ts.
 //
 // A 401 tells the credentials before the error reaches the caller, so the caller's retry
@@ -26,11 +26,9 @@ import { http } from '../node-http.ts';
 import { VERSION } from '../version.ts';
 import { eventsPath, leasePath, leasesPath, nodePath, podsPath } from './api-paths.ts';
 import { errorFromBadBody, errorFromCredentials, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
-import type { KubeAuth, PreparedRequest } from './kube-auth.ts';
-import type { KubeTarget } from './kube-config.ts';
+import type { KubeAuth, PreparedRequest } from './auth/kube-auth.ts';
 import type { KubeEvent, Lease, Node } from './kube-types.ts';
 import { readBody, readJsonLines, type ReadControl } from './response-reader.ts';
-import { targetAuth } from './target-auth.ts';
 
 /** Upstream's node heartbeat client times out every request at 10 s. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -51,11 +49,8 @@ interface CommonOptions {
   readonly maxResponseBytes?: number;
 }
 
-/** Either credentials (kube-auth.ts), or a lean target (kube-config.ts) to build them from. */
-export type KubeClientOptions = CommonOptions & (
-  | { readonly auth: KubeAuth }
-  | { readonly target: KubeTarget; /** How often a token file is re-read. Default 60 s. */ readonly tokenRereadMs?: number }
-);
+/** The credentials come made (auth/: picked by auth/pick-kube-auth.ts, or auth/lean-auth.ts for a server reached directly). */
+export type KubeClientOptions = CommonOptions & { readonly auth: KubeAuth };
 
 export interface CallOptions {
   readonly signal?: AbortSignal | undefined;
@@ -102,7 +97,7 @@ export class KubeClient {
     this.#timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.#maxBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
     if (!(this.#timeoutMs > 0)) throw new RangeError(`apiTimeout: ${this.#timeoutMs}ms must be more than 0`);
-    this.#auth = 'auth' in options ? options.auth : targetAuth(options.target, { clock: options.clock, tokenRereadMs: options.tokenRereadMs });
+    this.#auth = options.auth;
     this.server = this.#auth.server;
     this.source = this.#auth.source;
   }

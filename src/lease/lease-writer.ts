@@ -13,8 +13,12 @@
 // - The write is a JSON merge patch without resourceVersion, so it is unconditional: a
 //   heartbeat is last-writer-wins and a lost compare-and-swap must never read as a dead node.
 //   No GET per renewal: nothing in the write depends on the stored object.
-// - The gate is asked again just before EVERY write request (each PATCH and POST), so a
-//   renewal held up by a slow API or a slow Node read never lands after the runtime aged out.
+// - The guard is asked at the start of the attempt (before its first request) and again just
+//   before EVERY write request (each PATCH and POST), so a renewal held up by a slow API or a
+//   slow Node read never lands after the runtime aged out.
+//   The writer knows no gate: the guard (NodeLease's gate watch, gate-watch.ts) throws when no
+//   write may be sent, and its signal cancels a request in flight; either ends the attempt with
+//   a rejection, the one route by which "withheld" comes back.
 // - renewTime is stamped just before the request is sent, as max(wall now, last stamped +
 //   1 µs). "Last stamped" counts writes that failed too: a write that timed out may still have
 //   landed, and the next must still move forward.
@@ -37,7 +41,6 @@ import { isAborted, isAlreadyExists, isNotFound } from '../kube/kube-api-error.t
 import type { CallOptions } from '../kube/kube-client.ts';
 import type { Lease, Node, OwnerReference } from '../kube/kube-types.ts';
 import { formatMicroTime } from '../kube/meta-time.ts';
-import type { GateVerdict } from './lease-gate.ts';
 
 /** The calls the writer makes; KubeClient has them. */
 export interface LeaseApi {
@@ -60,6 +63,14 @@ export interface LeaseWriterOptions {
   readonly leaseDurationSeconds: number;
 }
 
+/** What an attempt asks before each request (NodeLease's is the gate watch, gate-watch.ts). */
+export interface WriteGuard {
+  /** Cancels the request in flight when it aborts. */
+  readonly signal: AbortSignal;
+  /** Throws when no request may be sent now. */
+  check(): void;
+}
+
 export type WriteOutcome =
   | {
       readonly kind: 'renewed';
@@ -72,8 +83,7 @@ export type WriteOutcome =
       readonly ownerReferenceWritten: boolean;
       /** A 409 AlreadyExists was met on the way (a create race). */
       readonly alreadyExists: boolean;
-    }
-  | { readonly kind: 'withheld'; readonly verdict: Extract<GateVerdict, { action: 'withhold' }> };
+    };
 
 type OwnerState = 'unknown' | 'set' | 'missing';
 
@@ -87,20 +97,22 @@ export class LeaseWriter {
   }
 
   /**
-   * One renewal attempt. gate is asked just before each write request; a withhold stops the
-   * attempt with nothing (more) written. Rejects with the client's error when a request fails.
+   * One renewal attempt. guard.check() is called before the first request and just before each
+   * write request; when it throws, the attempt stops with nothing (more) written and rejects with
+   * what it threw. Rejects with the client's error when a request fails.
    */
-  async renew(gate: () => GateVerdict, signal: AbortSignal): Promise<WriteOutcome> {
+  async renew(guard: WriteGuard): Promise<WriteOutcome> {
     const { client, namespace, nodeName } = this.#options;
+    const signal = guard.signal;
     let ref: OwnerReference | undefined;
     let nodeRead = false;
     if (this.#owner !== 'set') {
+      guard.check();
       ref = await this.#readOwner(signal);
       nodeRead = true;
     }
 
-    const first = gate();
-    if (first.action === 'withhold') return { kind: 'withheld', verdict: first };
+    guard.check();
     try {
       return await this.#patch(ref, signal, false, false);
     } catch (err) {
@@ -109,8 +121,7 @@ export class LeaseWriter {
 
     // No lease: create it, with the Node's uid read afresh for this create.
     if (!nodeRead) ref = await this.#readOwner(signal);
-    const second = gate();
-    if (second.action === 'withhold') return { kind: 'withheld', verdict: second };
+    guard.check();
     const micros = this.#stamp();
     const renewTime = formatMicroTime(micros);
     const lease: Lease = {
@@ -132,8 +143,7 @@ export class LeaseWriter {
     } catch (err) {
       if (!isAlreadyExists(err)) throw err;
       // Created by someone else between our PATCH and POST: renew it as usual.
-      const third = gate();
-      if (third.action === 'withhold') return { kind: 'withheld', verdict: third };
+      guard.check();
       return await this.#patch(ref, signal, false, true);
     }
     this.#owner = ref === undefined ? 'missing' : 'set';

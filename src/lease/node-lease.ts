@@ -15,10 +15,12 @@
 // |                          |                               | interval (backoff.ts)                     |
 // | renew, then withhold     | stopped before the next write | RECHECK                                   |
 //
-// - One write attempt per tick. A retry is simply the next tick, which starts at the gate, so
-//   the gate is checked again before every retry as well as before every write inside one
-//   attempt (lease-writer.ts). While a request is in flight the gate is watched, and the
-//   request cancelled when it closes (gate-watch.ts); the attempt then counts as withheld.
+// - One write attempt per tick, under a gate watch (gate-watch.ts), the one route by which a
+//   closed gate reaches the write: the writer asks it before every request (lease-writer.ts),
+//   so a tick whose gate is closed sends nothing, and while a request is in flight it is looked
+//   at every GATE_WATCH_MS and the request cancelled when it closes. Either way the attempt
+//   rejects, the watch names the verdict, and the tick counts as withheld. A retry is simply
+//   the next tick, under a fresh watch.
 // - A 401 makes the client re-read its token file before it throws; the next attempt (200 ms
 //   later) carries the new token. A 403 is logged once, naming what was denied, and the loop
 //   goes on retrying at the capped backoff: RBAC fixed later heals the node with no restart.
@@ -171,21 +173,18 @@ export class NodeLease {
   /** One pass: gate, at most one write attempt, and the delay before the next pass. Never throws. */
   async tick(signal: AbortSignal): Promise<number> {
     if (signal.aborted) return this.recheckMs;
-    const verdict = this.gate();
-    if (verdict.action === 'withhold') return this.#withheld(verdict);
     let outcome: WriteOutcome;
     const watch = watchGate(this.#options.clock, () => this.gate(), GATE_WATCH_MS, signal);
     try {
-      outcome = await this.#writer.renew(() => this.gate(), watch.signal);
+      outcome = await this.#writer.renew(watch);
     } catch (err) {
       const closed = watch.closed();
-      if (closed !== undefined) return this.#withheld(closed); // cancelled by the gate: not a failure of the API
+      if (closed !== undefined) return this.#withheld(closed); // the gate is closed, or closed under the write: not a failure of the API
       if (signal.aborted || isAborted(err)) return this.recheckMs; // stopping: not a failure of the API
       return this.#failed(err);
     } finally {
       watch.stop();
     }
-    if (outcome.kind === 'withheld') return this.#withheld(outcome.verdict);
     return this.#renewed(outcome);
   }
 
@@ -213,7 +212,7 @@ export class NodeLease {
     return this.recheckMs;
   }
 
-  #renewed(outcome: Extract<WriteOutcome, { kind: 'renewed' }>): number {
+  #renewed(outcome: WriteOutcome): number {
     const { logger, hooks } = this.#options;
     const base = { namespace: this.namespace, name: this.name };
     if (outcome.alreadyExists) hooks?.conflict?.();

@@ -4,8 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ManualClock } from '../clock/manual-clock.ts';
-import { ScriptedRuntimeClient } from '../stand-ins/doubles/scripted-runtime-client.ts';
-import { Relister } from './relister.ts';
+import { ScriptedRuntimeClient, testContainer, testSandbox } from '../stand-ins/doubles/scripted-runtime-client.ts';
+import { Relister, type RelistOutcome } from './relister.ts';
 
 const THRESHOLD = 180_000;
 const DEADLINE = 60_000;
@@ -160,4 +160,30 @@ test('a relist the agent cannot decode, through the relister: CannotObserve at o
   await s.clock.advance(1000);
   await succeed(s);
   assert.equal(s.relister.ledger.health(s.clock.monotonicMs()).state, 'Healthy');
+});
+
+test('an outcome carries what its readers need: the counts of the last success, and how many older events this relist pushed out of the buffer', async () => {
+  const clock = new ManualClock();
+  const client = new ScriptedRuntimeClient();
+  const outcomes: RelistOutcome[] = [];
+  const relister = new Relister({ client, clock, deadlineMs: DEADLINE, thresholdMs: THRESHOLD, eventCapacity: 2, onOutcome: (o) => outcomes.push(o) });
+  const running = (...ids: string[]) => ids.map((id) => testContainer(id, 'CONTAINER_RUNNING'));
+  const relist = async (how: 'answer' | 'fail', ids: string[] = []): Promise<void> => {
+    const tick = relister.tick();
+    await Promise.resolve();
+    if (how === 'answer') client.next().answer({ sandboxes: [testSandbox('pod-1', 'SANDBOX_READY')], containers: running(...ids) });
+    else client.next().fail('unavailable', 'connection refused');
+    await tick;
+  };
+  await relist('answer'); // the baseline
+  await relist('answer', ['a', 'b', 'c']); // 3 events into a buffer of 2: 1 dropped
+  await relist('fail');
+  await relist('answer', ['a', 'b', 'c', 'd', 'e']); // 2 more events, 2 dropped
+  assert.deepEqual(outcomes.map((o) => [o.result, o.counts?.containers, o.eventsDropped]), [
+    ['success', 0, 0],
+    ['success', 3, 1],
+    ['unavailable', 3, 0], // a failure keeps the last success's counts and drops nothing
+    ['success', 5, 2],
+  ]);
+  assert.deepEqual(outcomes.at(-1)?.counts, relister.counts(), 'the same counts the relister shows');
 });

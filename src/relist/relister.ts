@@ -39,6 +39,10 @@ export interface RelistOutcome {
   readonly fault: CriFault | undefined;
   readonly events: readonly LifecycleEvent[];
   readonly bytes: number;
+  /** The counts from the last successful relist (this one's, when it succeeded), or undefined before one. */
+  readonly counts: RelistCounts | undefined;
+  /** How many older events this relist pushed out of the recent-events buffer to keep its bound. */
+  readonly eventsDropped: number;
 }
 
 export interface RecordedEvent extends LifecycleEvent {
@@ -55,8 +59,8 @@ export interface RelisterOptions {
   readonly thresholdMs: number;
   /** How many recent lifecycle events /status keeps. Default 256. */
   readonly eventCapacity?: number;
-  /** Called after every relist that was not aborted, for metrics and logs. Must not throw. */
-  readonly onOutcome?: (outcome: RelistOutcome, relister: Relister) => void;
+  /** Called after every relist that was not aborted, for metrics and logs; the outcome is all it gets. Must not throw. */
+  readonly onOutcome?: (outcome: RelistOutcome) => void;
 }
 
 export class Relister {
@@ -90,15 +94,25 @@ export class Relister {
       this.#succeeded = true;
       this.#counts = countListing(listing.sandboxes, listing.containers);
       this.#writer.succeeded(began);
+      const droppedBefore = this.#events.dropped;
       for (const event of events) this.#events.push({ ...event, seenWallMicros: began.wallMicros });
-      outcome = { began, durationMs: clock.monotonicMs() - began.monotonicMs, result: 'success', fault: undefined, events, bytes: listing.bytes };
+      outcome = {
+        began,
+        durationMs: clock.monotonicMs() - began.monotonicMs,
+        result: 'success',
+        fault: undefined,
+        events,
+        bytes: listing.bytes,
+        counts: this.#counts,
+        eventsDropped: this.#events.dropped - droppedBefore,
+      };
     } catch (err) {
       if (signal?.aborted === true) return undefined;
       const fault = toFault(err);
       this.#writer.failed(began, fault);
-      outcome = { began, durationMs: clock.monotonicMs() - began.monotonicMs, result: fault.code, fault, events: [], bytes: 0 };
+      outcome = { began, durationMs: clock.monotonicMs() - began.monotonicMs, result: fault.code, fault, events: [], bytes: 0, counts: this.#counts, eventsDropped: 0 };
     }
-    this.#options.onOutcome?.(outcome, this);
+    this.#options.onOutcome?.(outcome);
     return outcome;
   }
 
@@ -110,11 +124,6 @@ export class Relister {
   /** Recent lifecycle events, oldest first, bounded. */
   recentEvents(): RecordedEvent[] {
     return this.#events.toArray();
-  }
-
-  /** Events dropped from the recent-events buffer to keep its bound. */
-  get eventsDropped(): number {
-    return this.#events.dropped;
   }
 
   /** Ids known from the last successful relist (empty before one). */

@@ -16,7 +16,7 @@ import { formatMicroTime } from '../../src/kube/meta-time.ts';
 import { LeaseWriter } from '../../src/lease/lease-writer.ts';
 import { errorAsRead, leaseAsRead, listAsRead, observe, watchAsRead, type Outcome } from './conformance-read.ts';
 import {
-  agentLease, CLOCK_START, createLease, kubeletNode, LEASE, LEASES, leasesPath, LIST_QUERY, MERGE, NODE, PUMP_MAX, PUMP_MAX_MS, PUMP_STEP, recording, RENEW,
+  agentLease, CLOCK_START, createLease, kubeletNode, LEASE, LEASES, leasesPath, LIST_QUERY, MERGE, NODE, PUMP_MAX, PUMP_MAX_MS, PUMP_STEP, recording, OPEN,
   renewalPatch, type Row, STREAMING_LIST_QUERY, streamingListUntil, WATCH_QUERY, watchToEnd,
 } from './conformance-row.ts';
 
@@ -44,7 +44,7 @@ export const LEASE_ROWS: readonly Row[] = [
       const node = await kubeletNode(ctx, 'first');
       const calls: Array<{ call: string; outcome: Outcome | string }> = [];
       const writer = new LeaseWriter({ client: recording(ctx.client(), calls), clock: ctx.clock, namespace: ctx.namespace, nodeName: node.name, leaseDurationSeconds: 40 });
-      const observed = await observe(() => writer.renew(() => RENEW, new AbortController().signal), (w) => w);
+      const observed = await observe(() => writer.renew(OPEN), (w) => w);
       const lease = await ctx.client().getLease(ctx.namespace, node.name);
       return { outcome: observed.outcome, read: { writer: observed.read, calls, lease: leaseAsRead(lease, ctx.rv, { [node.uid]: 'the Node\'s uid' }) } };
     },
@@ -58,11 +58,11 @@ export const LEASE_ROWS: readonly Row[] = [
       const node = await kubeletNode(ctx, 'renew');
       const calls: Array<{ call: string; outcome: Outcome | string }> = [];
       const writer = new LeaseWriter({ client: recording(ctx.client(), calls), clock: ctx.clock, namespace: ctx.namespace, nodeName: node.name, leaseDurationSeconds: 40 });
-      await writer.renew(() => RENEW, new AbortController().signal);
+      await writer.renew(OPEN);
       const before = await ctx.client().getLease(ctx.namespace, node.name);
       await ctx.clock.advance(10_000);
       calls.length = 0;
-      const observed = await observe(() => writer.renew(() => RENEW, new AbortController().signal), (w) => w);
+      const observed = await observe(() => writer.renew(OPEN), (w) => w);
       const after = await ctx.client().getLease(ctx.namespace, node.name);
       const roles = { [node.uid]: 'the Node\'s uid' };
       return { outcome: observed.outcome, read: { writer: observed.read, calls, before: leaseAsRead(before, ctx.rv, roles), after: leaseAsRead(after, ctx.rv, roles) } };

@@ -19,7 +19,7 @@ import type { KubeClient } from '../../src/kube/kube-client.ts';
 import type { Lease, Node } from '../../src/kube/kube-types.ts';
 import { INITIAL_EVENTS_END, type KubeObject, type ListWatchSource, type WatchEvent } from '../../src/kube/list-watch.ts';
 import { formatMicroTime } from '../../src/kube/meta-time.ts';
-import type { GateVerdict } from '../../src/lease/lease-gate.ts';
+import type { WriteGuard } from '../../src/lease/lease-writer.ts';
 import { createLogger, memorySink } from '../../src/log/logger.ts';
 import type { RuntimeHealth } from '../../src/relist/relist-ledger.ts';
 import { errorAsRead, RvLabels, type Observation, type Outcome } from './conformance-read.ts';
@@ -41,7 +41,8 @@ export const PUMP_MAX_MS = 240_000;
 export const MERGE = 'application/merge-patch+json';
 export const STRATEGIC = 'application/strategic-merge-patch+json';
 export const JSON_PATCH = 'application/json-patch+json';
-export const RENEW: GateVerdict = { action: 'renew' };
+/** A lease write guard that never closes: the rows write as an agent whose gate is open. */
+export const OPEN: WriteGuard = { signal: new AbortController().signal, check: () => undefined };
 
 // ---- request signatures -----------------------------------------------------------------------
 

@@ -26,7 +26,7 @@ import https from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SystemClock } from '../../src/clock/clock.ts';
-import type { KubeAuth } from '../../src/kube/kube-auth.ts';
+import type { KubeAuth } from '../../src/kube/auth/kube-auth.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';
 import { type ApiServerHandle, startApiServer } from '../../src/stand-ins/api-server/api-server.ts';
 import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';

@@ -3,8 +3,8 @@
 // a test CA. It must take its lean in-cluster path:
 // - renew its Lease over HTTPS, authenticated by the service-account token and trusting ca.crt;
 // - re-read the token when kubelet rotates it: one 401 at most, then the new token, no restart;
-// - never load @kubernetes/client-node: its KubeConfig alone costs ~80 MiB of RSS on every node;
-//   nor, without a config file, the YAML parser, nor the OpenTelemetry API or prom-client's index.
+// - never load @kubernetes/client-node (why: src/kube/auth/pick-kube-auth.ts, the figure in
+//   docs/bench.md); nor, without a config file, the YAML parser, nor the OpenTelemetry API or prom-client's index.
 // A module-load hook (test/support/module-load-hook.ts) records every module the agent loads. The
 // same agent given a kubeconfig file instead does load KubeConfig, which shows the hook sees it.
 import assert from 'node:assert/strict';
@@ -73,7 +73,7 @@ describe('the agent in a pod: its lean in-cluster path', { timeout: 90_000 }, ()
     assert.ok(agent.running, 'no restart');
 
     const modules = loaded(moduleLog);
-    assert.ok(modules.some((m) => m.endsWith('/dist/src/kube/target-auth.js')), 'precondition: the hook recorded the agent\'s own modules');
+    assert.ok(modules.some((m) => m.endsWith('/dist/src/kube/auth/lean-auth.js')), 'precondition: the hook recorded the agent\'s own modules');
     assert.deepEqual(modules.filter((m) => m.includes(CLIENT_NODE)), [], 'no module of @kubernetes/client-node is loaded in-cluster');
     // Loaded once, resident for good on every node, and of no use to this run (docs/bench.md):
     assert.deepEqual(modules.filter((m) => NOT_IN_A_POD.some((path) => m.includes(path))), [], 'no YAML parser without a config file, no OpenTelemetry API, no prom-client index');

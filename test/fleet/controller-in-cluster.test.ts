@@ -1,8 +1,8 @@
 // The built controller as its Deployment runs it: no kubeconfig anywhere (an empty HOME), its
 // service account mounted where every pod has it (test/support/in-cluster.ts), the API stand-in
-// over TLS with a test CA. It must find in-cluster config the lean way (kube/pick-kube-auth.ts),
-// trust ca.crt, authenticate with the service-account token, and lead, without loading any
-// module of @kubernetes/client-node (about 77 MiB of RSS it has no use for in a pod), as a
+// over TLS with a test CA. It must find in-cluster config the lean way (src/kube/auth/
+// pick-kube-auth.ts, whose header says why), trust ca.crt, authenticate with the
+// service-account token, and lead, without loading any module of @kubernetes/client-node, as a
 // module-load hook (test/support/module-load-hook.ts) records.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -10,13 +10,15 @@ import { electionLeaseApi } from '../../src/election/election-lease-api.ts';
 import { LeaderElector, type ElectionLeaseApi } from '../../src/election/leader-elector.ts';
 import type { Term } from '../../src/election/term.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';
-import type { KubeTarget } from '../../src/kube/kube-config.ts';
-import { targetForServer } from '../../src/kube/kube-config.ts';
+import type { Clock } from '../../src/clock/clock.ts';
+import type { KubeAuth } from '../../src/kube/auth/kube-auth.ts';
+import { leanAuth } from '../../src/kube/auth/lean-auth.ts';
 
 export const NAMESPACE = 'nodepulse-system';
 
-export function targetFor(url: string): KubeTarget {
-  return targetForServer(url, { source: 'test' });
+/** Credentials for the stand-in at `url`, reached directly, with no token. */
+export function authFor(url: string, clock: Clock): KubeAuth {
+  return leanAuth({ server: url, source: 'test', clock });
 }
 
 export interface Candidate {
@@ -40,7 +42,7 @@ export class Election {
 
   add(id: string, task?: (term: Term, c: Candidate) => void, startMonotonicMs = 0): Candidate {
     const clock = new ManualClock({ startMonotonicMs });
-    const client = new KubeClient({ target: targetFor(this.#url), clock });
+    const client = new KubeClient({ auth: authFor(this.#url, clock), clock });
     const inner = electionLeaseApi(client);
     const box: { candidate?: Candidate } = {};
     const track = <T>(p: Promise<T>): Promise<T> => {

@@ -12,7 +12,8 @@ import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-se
 import { KUBECONFIG_CONTEXT, kubeconfigDocument, writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { ManualClock } from '../../src/clock/manual-clock.ts';
-import { EXIT_ALL_FRESH, EXIT_API_FAILED, EXIT_BAD_INPUT, EXIT_NOT_FRESH, runFleet } from '../../src/cli/fleet-command.ts';
+import { EXIT_API_FAILED, EXIT_BAD_INPUT } from '../../src/cli/command-io.ts';
+import { EXIT_ALL_FRESH, EXIT_NOT_FRESH, runFleet } from '../../src/cli/fleet-command.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';
 

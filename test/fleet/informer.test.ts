@@ -9,7 +9,7 @@ import { ManualClock } from '../../src/clock/manual-clock.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';
 import type { Lease } from '../../src/kube/kube-types.ts';
 import { Informer, kubeListWatch, type InformerEvent } from '../../src/kube/list-watch.ts';
-import { targetFor } from './election-harness.ts';
+import { authFor } from './election-harness.ts';
 import { agentLease, LEASE_NAMESPACE } from './fleet-fixtures.ts';
 
 const real = new SystemClock();
@@ -27,8 +27,7 @@ async function until(what: string, ok: () => boolean, clock: ManualClock): Promi
 test('informer, listing in pages: restarts after the API goes away and after a failed list, relists after 410 Expired, and replays deletions', async (t) => {
   const server = await startApiServer({ clock: real, historySize: 3, watchTimeoutMs: 300 });
   const clock = new ManualClock();
-  const target = targetFor(server.url);
-  const client = new KubeClient({ target, clock });
+  const client = new KubeClient({ auth: authFor(server.url, clock), clock });
   const abort = new AbortController();
   const events: Array<InformerEvent<string | undefined>> = [];
   const put = (name: string, micros: number): void => {
@@ -78,7 +77,7 @@ test('informer, listing in pages: restarts after the API goes away and after a f
 test('informer, streaming: one WATCH with sendInitialEvents and no LIST, changes on the same stream, and after the API goes away a new stream that reports the deletion', async (t) => {
   const server = await startApiServer({ clock: real });
   const clock = new ManualClock();
-  const client = new KubeClient({ target: targetFor(server.url), clock });
+  const client = new KubeClient({ auth: authFor(server.url, clock), clock });
   const abort = new AbortController();
   const events: Array<InformerEvent<string | undefined>> = [];
   const put = (name: string, micros: number): void => {
@@ -121,7 +120,7 @@ test('informer, streaming: one WATCH with sendInitialEvents and no LIST, changes
 test('informer, streaming refused (the WatchList gate off): the 422, then a LIST in pages and a WATCH from its resourceVersion', async (t) => {
   const server = await startApiServer({ clock: real, watchList: false });
   const clock = new ManualClock();
-  const client = new KubeClient({ target: targetFor(server.url), clock });
+  const client = new KubeClient({ auth: authFor(server.url, clock), clock });
   const abort = new AbortController();
   server.store.put(agentLease('a', 1_000_000) as Parameters<typeof server.store.put>[0]);
   const informer = new Informer<Lease, string | undefined>({

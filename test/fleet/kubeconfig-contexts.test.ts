@@ -23,7 +23,8 @@ import { startApiServer, type ApiServerHandle } from '../../src/stand-ins/api-se
 import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { runController } from '../../src/cli/controller-command.ts';
-import { EXIT_ALL_FRESH, EXIT_API_FAILED } from '../../src/cli/fleet-command.ts';
+import { EXIT_API_FAILED } from '../../src/cli/command-io.ts';
+import { EXIT_ALL_FRESH } from '../../src/cli/fleet-command.ts';
 import { freePort } from '../support/free-port.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 import { agentLease, LEASE_NAMESPACE, realisticNode } from './fleet-fixtures.ts';

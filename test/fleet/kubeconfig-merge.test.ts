@@ -1,7 +1,7 @@
 // kubectl's kubeconfig rules, checked against the real kubectl (v1.31): for each rule, the same
 // files go to `kubectl config view --raw -o json` (with --minify when a context is chosen) and to
 // nodepulse's loader, and both must pick the same clusters, users, contexts and current-context.
-// The unit tests (src/kube/load-kubeconfig.test.ts) pin each rule by itself; this pins them to
+// The unit tests (src/kube/auth/load-kubeconfig.test.ts) pin each rule by itself; this pins them to
 // what kubectl does. Paths are not compared: `config view` prints them as written.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { stringify } from 'yaml';
-import { loadKubeconfig, type LoadKubeconfigOptions } from '../../src/kube/load-kubeconfig.ts';
+import { loadKubeconfig, type LoadKubeconfigOptions } from '../../src/kube/auth/load-kubeconfig.ts';
 import { k8sTools } from '../support/k8s-tools.ts';
 
 let kubectl: string;

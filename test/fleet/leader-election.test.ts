@@ -7,7 +7,7 @@ import { ELECTION_LEASE_NAME } from '../../src/election/leader-elector.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';
 import type { Lease } from '../../src/kube/kube-types.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { Election, NAMESPACE, targetFor, type Candidate } from './election-harness.ts';
+import { Election, NAMESPACE, authFor, type Candidate } from './election-harness.ts';
 
 const LEASE_MS = 15_000;
 const RENEW_MS = 10_000;
@@ -17,7 +17,8 @@ const TARGET = 'fenced-target';
 async function setup(t: TestContext): Promise<{ server: ApiServerHandle; election: Election; raw: KubeClient }> {
   const server = await startApiServer({ clock: new SystemClock() });
   const election = new Election(server.url);
-  const raw = new KubeClient({ target: targetFor(server.url), clock: new SystemClock() });
+  const rawClock = new SystemClock();
+  const raw = new KubeClient({ auth: authFor(server.url, rawClock), clock: rawClock });
   t.after(async () => {
     await election.close();
     raw.close();

@@ -54,7 +54,7 @@ const STAND_IN_MAY_IMPORT: Readonly<Record<string, Readonly<Record<string, strin
     'src/cri/types.ts': 'the RuntimeClient interface the scripted client implements',
     'src/kube/kube-api-error.ts': 'the in-memory kube fails with the error the client promises',
     'src/kube/kube-client.ts': 'the lease harness drives the real client; the in-memory kube takes its call options',
-    'src/kube/kube-config.ts': 'the lease harness points the real client at the API stand-in',
+    'src/kube/auth/lean-auth.ts': 'the lease harness points the real client at the API stand-in',
     'src/kube/kube-types.ts': 'types only: Lease, Node, Event',
     'src/lease/node-lease.ts': 'types only: the options the harness hands a NodeLease',
     'src/liveness/heartbeat.ts': "the lease harness wires the relister's heartbeat as the agent does",

@@ -1,4 +1,4 @@
-// KubeConfig without the generated API (src/kube/client-node-narrow.ts), checked on the BUILT CLI:
+// KubeConfig without the generated API (src/kube/auth/client-node-narrow.ts), checked on the BUILT CLI:
 //
 //   - `nodepulse fleet --kubeconfig FILE` against the API stand-in, over TLS with a client
 //     certificate's worth of kubeconfig (a CA and a bearer token), under the module-load hook
@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { SystemClock } from '../../src/clock/clock.ts';
-import { isConfigImportOfGenIndex } from '../../src/kube/client-node-narrow.ts';
+import { isConfigImportOfGenIndex } from '../../src/kube/auth/client-node-narrow.ts';
 import { startApiServer } from '../../src/stand-ins/api-server/api-server.ts';
 import { writeKubeconfig } from '../../src/stand-ins/api-server/kubeconfig.ts';
 import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
@@ -56,7 +56,7 @@ test('the built fleet reads a kubeconfig through client-node\'s KubeConfig witho
 
 test('after the narrowing, client-node\'s own index still exports the whole generated API, and the same KubeConfig', { timeout: 60_000 }, async () => {
   const script = [
-    `const { narrowClientNode } = await import(${JSON.stringify(join(REPO_ROOT, 'dist', 'src', 'kube', 'client-node-narrow.js'))});`,
+    `const { narrowClientNode } = await import(${JSON.stringify(join(REPO_ROOT, 'dist', 'src', 'kube', 'auth', 'client-node-narrow.js'))});`,
     'narrowClientNode();',
     "const narrow = await import('@kubernetes/client-node/dist/config.js');",
     "const full = await import('@kubernetes/client-node');",
@@ -72,7 +72,7 @@ const TABLE: ReadonlyArray<readonly [string | undefined, string, boolean]> = [
   [`file:///x${CLIENT_NODE}config.js`, `file:///x${CLIENT_NODE}gen/index.js`, true],
   [`file:///x${CLIENT_NODE}index.js`, `file:///x${CLIENT_NODE}gen/index.js`, false],
   [`file:///x${CLIENT_NODE}config.js`, `file:///x${CLIENT_NODE}config_types.js`, false],
-  [`file:///x/dist/src/kube/load-kubeconfig.js`, `file:///x${CLIENT_NODE}gen/index.js`, false],
+  [`file:///x/dist/src/kube/auth/load-kubeconfig.js`, `file:///x${CLIENT_NODE}gen/index.js`, false],
   [undefined, `file:///x${CLIENT_NODE}gen/index.js`, false],
 ];
 for (const [parent, resolved, expected] of TABLE) {

@@ -1,7 +1,7 @@
 // A fleet of agents renewing their Leases, as many agents send them: each simulated agent is the
 // agent's own write path, a LeaseWriter (src/lease/lease-writer.ts) over a KubeClient of its own
-// with the lean in-cluster credentials (target-auth.ts: its own bound token, its own keep-alive
-// connection), so each renewal is the agent's exact request (a merge PATCH of spec.renewTime,
+// with the lean in-cluster credentials (src/kube/auth/lean-auth.ts: its own bound token, its own
+// keep-alive connection), so each renewal is the agent's exact request (a merge PATCH of spec.renewTime,
 // holderIdentity and leaseDurationSeconds, no GET), on the agent's schedule: every lease
 // duration × 0.25 = 10 s plus 0–4 % jitter (node-lease.ts), the first one at a random moment in
 // the first interval after the agent starts, as a fleet's agents start at unrelated times. The
@@ -17,8 +17,7 @@
 import type { Clock, Timer } from '../../src/clock/clock.ts';
 import { KubeApiError } from '../../src/kube/kube-api-error.ts';
 import { KubeClient } from '../../src/kube/kube-client.ts';
-import { targetForServer } from '../../src/kube/kube-config.ts';
-import { targetAuth } from '../../src/kube/target-auth.ts';
+import { leanAuth } from '../../src/kube/auth/lean-auth.ts';
 import { LeaseWriter } from '../../src/lease/lease-writer.ts';
 import { DEFAULT_LEASE_DURATION_SECONDS, RENEW_FRACTION, RENEW_JITTER } from '../../src/lease/node-lease.ts';
 import { jittered } from '../../src/loop/run-loop.ts';
@@ -28,7 +27,6 @@ import { statusHeartbeatPatch } from './kubelet-node.ts';
 export const RENEW_INTERVAL_MS = DEFAULT_LEASE_DURATION_SECONDS * 1000 * RENEW_FRACTION;
 /** The kubelet's nodeStatusReportFrequency. */
 export const NODE_STATUS_REPORT_MS = 5 * 60_000;
-const RENEW = { action: 'renew' } as const;
 
 export interface FleetCounts {
   /** Agents started, and those that have renewed at least once. */
@@ -71,7 +69,7 @@ export class AgentFleet {
    */
   startAgents(server: string, caPem: string, tokens: readonly { node: string; token: string }[], namespace: string, startsPerSecond: number): void {
     tokens.forEach(({ node, token }, i) => {
-      const client = new KubeClient({ auth: targetAuth(targetForServer(server, { ca: caPem, token, source: `agent ${node}` }), { clock: this.#clock }), clock: this.#clock });
+      const client = new KubeClient({ auth: leanAuth({ server, ca: caPem, token, source: `agent ${node}`, clock: this.#clock }), clock: this.#clock });
       this.#clients.push(client);
       const writer = new LeaseWriter({ client, clock: this.#clock, namespace, nodeName: node, leaseDurationSeconds: DEFAULT_LEASE_DURATION_SECONDS });
       // One signal per agent, as each agent process has its own: thousands of listeners on one
@@ -81,7 +79,7 @@ export class AgentFleet {
       const renew = async (): Promise<void> => {
         const started = this.#clock.monotonicMs();
         try {
-          await writer.renew(() => RENEW, abort.signal);
+          await writer.renew({ signal: abort.signal, check: () => abort.signal.throwIfAborted() });
           this.#renewals++;
           this.#renewed.add(node);
           const ms = this.#clock.monotonicMs() - started;

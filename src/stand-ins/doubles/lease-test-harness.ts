@@ -13,7 +13,7 @@ import type { Clock } from '../../clock/clock.ts';
 import { flushMicrotasks, ManualClock } from '../../clock/manual-clock.ts';
 import { ScriptedRuntimeClient } from './scripted-runtime-client.ts';
 import { KubeClient } from '../../kube/kube-client.ts';
-import { targetForServer } from '../../kube/kube-config.ts';
+import { leanAuth } from '../../kube/auth/lean-auth.ts';
 import type { Lease } from '../../kube/kube-types.ts';
 import { Heartbeat } from '../../liveness/heartbeat.ts';
 import { liveness, type Liveness } from '../../liveness/liveness.ts';
@@ -78,16 +78,14 @@ export async function harness(t: TestContext, options: HarnessOptions = {}): Pro
   t.after(() => api.close());
   const controller = new AbortController();
   t.after(() => controller.abort());
-  let target;
+  let tokenFile: string | undefined;
   if (options.tokenFile !== undefined) {
     const dir = options.tokenFile.dir ?? mkdtempSync(join(tmpdir(), 'nodepulse-lease-'));
     t.after(() => rmSync(dir, { recursive: true, force: true }));
     writeFileSync(join(dir, 'token'), `${options.tokenFile.token}\n`);
-    target = targetForServer(api.url, { tokenFile: join(dir, 'token') });
-  } else {
-    target = targetForServer(api.url);
+    tokenFile = join(dir, 'token');
   }
-  const client = new KubeClient({ target, clock });
+  const client = new KubeClient({ auth: leanAuth({ server: api.url, tokenFile, clock }), clock });
   t.after(() => client.close());
   if (options.node !== false) seedNode(api);
   const runtime = new ScriptedRuntimeClient();

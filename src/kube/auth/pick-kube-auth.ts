@@ -16,28 +16,27 @@
 //
 // ¹ KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT set, and the service account's token file
 //   there: client-go's inClusterClientConfig.Possible(), as load-kubeconfig.ts asks it.
-// ² The agent asks nothing first: outside a pod, loadInCluster's error says what is missing, and
-//   a token file missing at start is a request error (kube-config.ts), as kubelet treats a
+// ² The agent asks nothing first: outside a pod, inClusterAuth's error says what is missing, and
+//   a token file missing at start is a request error (in-cluster.ts), as kubelet treats a
 //   rotated projected token.
 //
 // Why: client-node's KubeConfig module loads the generated API with it, about 77 MiB of RSS
 // (docs/bench.md): the agent runs on every node, and a controller in its pod would spend it on
-// reading two files. The lean path (kube-config.ts, target-auth.ts) does what KubeConfig's
+// reading two files. The lean path (in-cluster.ts over lean-auth.ts) does what KubeConfig's
 // in-cluster path did: the server from the environment, the service account's CA, its token file
 // re-read every 60 s and after a 401. A kubeconfig file, even one that turns out to define
 // nothing, still goes through KubeConfig (load-kubeconfig.ts), which is imported only then, and
 // without the generated API it never uses (client-node-narrow.ts). The agent holds at most
-// target-auth.ts's default connections; a reader in a pod holds READER_MAX_SOCKETS.
+// lean-auth.ts's default connections; a reader in a pod holds READER_MAX_SOCKETS.
 //
-// Failure modes: as load-kubeconfig.ts's and kube-config.ts's, a KubeConfigError naming what is
+// Failure modes: as load-kubeconfig.ts's and in-cluster.ts's, a KubeConfigError naming what is
 // missing or wrong.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Clock } from '../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
 import { narrowClientNode } from './client-node-narrow.ts';
 import type { KubeAuth } from './kube-auth.ts';
-import { loadInCluster, SERVICE_ACCOUNT_DIR } from './kube-config.ts';
-import { targetAuth } from './target-auth.ts';
+import { inClusterAuth, SERVICE_ACCOUNT_DIR } from './in-cluster.ts';
 
 export interface PickKubeAuthOptions {
   /** The agent (its own setting only) or a reader (kubectl's loading rules). */
@@ -91,7 +90,7 @@ export async function pickKubeAuth(o: PickKubeAuthOptions): Promise<KubeAuth> {
   const serviceAccountDir = o.serviceAccountDir ?? SERVICE_ACCOUNT_DIR;
   const reader = o.who === 'reader';
   if (chooseCredentials({ ...o, serviceAccountDir, exists }) === 'in-cluster') {
-    return targetAuth(loadInCluster({ env: o.env, serviceAccountDir }), { clock: o.clock, ...(reader ? { maxSockets: READER_MAX_SOCKETS } : {}) });
+    return inClusterAuth({ env: o.env, serviceAccountDir, clock: o.clock, ...(reader ? { maxSockets: READER_MAX_SOCKETS } : {}) });
   }
   narrowClientNode();
   const [{ loadKubeconfig }, { kubeConfigAuth }] = await Promise.all([import('./load-kubeconfig.ts'), import('./kubeconfig-auth.ts')]);

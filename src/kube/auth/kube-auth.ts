@@ -4,10 +4,14 @@
 //
 // | implementation                 | used by                                | credentials                        |
 // |--------------------------------|----------------------------------------|------------------------------------|
-// | targetAuth (target-auth.ts)    | the agent in a pod; tests and the demo | service-account token file and CA, |
-// |                                | against a server reached directly      | or an inline token                 |
+// | leanAuth (lean-auth.ts), by    | the agent in a pod, a reader in a pod  | service-account token file and CA  |
+// | inClusterAuth (in-cluster.ts)  | with no kubeconfig                     |                                    |
+// | leanAuth (lean-auth.ts)        | tests and the demo, against a server   | an inline token or a token file,   |
+// |                                | reached directly                       | and a CA                           |
 // | kubeConfigAuth                 | fleet, controller, the kubectl plugin, | anything a kubeconfig holds, read  |
 // | (kubeconfig-auth.ts)           | and the agent given a kubeconfig file  | by @kubernetes/client-node         |
+//
+// pick-kube-auth.ts is the one picker between them for the commands.
 //
 // Credentials are asked for before EVERY request, because they change under a running process:
 // a projected token file rotates, an exec plugin's token expires. After a 401 the core tells the

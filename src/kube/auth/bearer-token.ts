@@ -8,7 +8,7 @@
 // file problem. The token itself lives only in a private field: it is never logged, never put in
 // an error, and never reachable from an object a logger might serialise.
 import { open } from 'node:fs/promises';
-import type { Clock } from '../clock/clock.ts';
+import type { Clock } from '../../clock/clock.ts';
 
 /** Upstream re-reads a token file at most once a minute (client-go transport.NewCachedFileTokenSource). */
 export const TOKEN_REREAD_MS = 60_000;

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
-import { KubeConfigError } from './kube-config.ts';
+import { KubeConfigError } from './kube-config-error.ts';
 import { loadKubeconfig, mergeKubeconfigFiles } from './load-kubeconfig.ts';
 
 function tempDir(t: TestContext): string {

@@ -34,7 +34,8 @@ import { dirname, join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
 import { newClusters, newContexts, newUsers, type Cluster, type Context, type User } from '@kubernetes/client-node/dist/config_types.js';
-import { KubeConfigError, SERVICE_ACCOUNT_DIR } from './kube-config.ts';
+import { SERVICE_ACCOUNT_DIR } from './in-cluster.ts';
+import { KubeConfigError } from './kube-config-error.ts';
 import { bridgeCluster, bridgeUser, checkNames, checkUsable, withExecInfo } from './kubeconfig-entries.ts';
 
 export interface LoadKubeconfigOptions {

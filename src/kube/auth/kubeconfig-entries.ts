@@ -18,7 +18,7 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import type { Cluster, User } from '@kubernetes/client-node/dist/config_types.js';
-import { KubeConfigError } from './kube-config.ts';
+import { KubeConfigError } from './kube-config-error.ts';
 
 /** The interactive modes nodepulse can honour: it never has a terminal to give a plugin. */
 const INTERACTIVE_MODES = ['Never', 'IfAvailable'];

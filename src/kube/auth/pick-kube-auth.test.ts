@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ManualClock } from '../clock/manual-clock.ts';
+import { ManualClock } from '../../clock/manual-clock.ts';
 import { chooseCredentials, pickKubeAuth, type Credentials } from './pick-kube-auth.ts';
 
 const SA = '/sa';

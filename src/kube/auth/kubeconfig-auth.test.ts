@@ -10,8 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { stringify } from 'yaml';
-import { ManualClock } from '../clock/manual-clock.ts';
-import { KubeClient } from './kube-client.ts';
+import { ManualClock } from '../../clock/manual-clock.ts';
+import { KubeClient } from '../kube-client.ts';
 import { kubeConfigAuth } from './kubeconfig-auth.ts';
 import { loadKubeconfig } from './load-kubeconfig.ts';
 
