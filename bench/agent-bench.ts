@@ -136,8 +136,14 @@ interface RunningAgent {
   stop(): Promise<void>;
 }
 
-function spawnAgent(agentDir: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void): RunningAgent {
-  const args = [...AGENT_NODE_FLAGS, 'dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
+/** How the agent's process is started: the image's Node.js settings and environment unless a measurement replaces them. */
+export interface AgentShape {
+  readonly nodeFlags?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+function spawnAgent(agentDir: string, endpoint: string, access: ApiAccess, extra: readonly string[], log: (line: string) => void, shape: AgentShape = {}): RunningAgent {
+  const args = [...(shape.nodeFlags ?? AGENT_NODE_FLAGS), 'dist/src/cli/main.js', 'agent', `--node-name=${BENCH_NODE}`, `--cri-endpoint=${endpoint}`, '--http-address=127.0.0.1:0', '--log-level=info', ...extra];
   const inCluster = isRoot();
   if (!inCluster) log('not root: the agent is given a kubeconfig, which loads client-node\'s KubeConfig (~80 MiB): its RSS is not the in-cluster figure');
   const command = inCluster ? inPodCommand(access.account, process.execPath, args) : { file: process.execPath, args: [...args, `--kubeconfig=${access.kubeconfig}`] };
@@ -145,7 +151,8 @@ function spawnAgent(agentDir: string, endpoint: string, access: ApiAccess, extra
   // In a pod's shape, a pod's environment: the image's (PATH, NODE_ENV, the agent's AGENT_ENV) and
   // the service's address; nothing of this machine's (its NODE_EXTRA_CA_CERTS, say, would load a
   // CA bundle).
-  const env = inCluster ? { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', ...AGENT_ENV, ...access.account.env } : { ...process.env, ...AGENT_ENV };
+  const agentEnv = shape.env ?? AGENT_ENV;
+  const env = inCluster ? { PATH: process.env['PATH'] ?? '/usr/bin:/bin', NODE_ENV: 'production', ...agentEnv, ...access.account.env } : { ...process.env, ...agentEnv };
   const child = spawn(command.file, command.args, { cwd: agentDir, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const onExit = (): void => void child.kill('SIGKILL');
   process.once('exit', onExit);
@@ -278,6 +285,8 @@ export interface SteadyOptions {
   readonly containers: number;
   /** Agent flags beyond the defaults (a raised --max-message-size for 10,000 containers). */
   readonly agentArgs?: readonly string[];
+  /** Another Node.js shape, for measuring a candidate setting alone (bench/ab-steady.ts). */
+  readonly shape?: AgentShape;
   readonly log: (line: string) => void;
 }
 
@@ -291,10 +300,10 @@ export async function runSteadyState(options: SteadyOptions): Promise<{
   const stand = await startApi(dir, `steady-${options.runtime}-${containers}`);
   let agent: RunningAgent | undefined;
   try {
-    agent = spawnAgent(agentDir, options.endpoint, stand.access, options.agentArgs ?? [], log);
+    agent = spawnAgent(agentDir, options.endpoint, stand.access, options.agentArgs ?? [], log, options.shape);
     const { url, atMs: listeningAtMs } = await agent.listening;
     const firstWriteMs = await nextLeaseWrite(stand.api, agent.spawnedAtMs, RENEWAL_TIMEOUT_MS);
-    log(`agent: listening after ${(listeningAtMs - agent.spawnedAtMs).toFixed(0)} ms, first lease write after ${(firstWriteMs - agent.spawnedAtMs).toFixed(0)} ms`);
+    log(`agent (pid ${agent.child.pid ?? '?'}): listening after ${(listeningAtMs - agent.spawnedAtMs).toFixed(0)} ms, first lease write after ${(firstWriteMs - agent.spawnedAtMs).toFixed(0)} ms`);
     await clock.sleep(SETTLE_MS);
 
     const before = await scrape(url);

@@ -27,9 +27,9 @@
 // cache; the build is bounded by BUILD_TIMEOUT_MS.
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync } from 'node:fs';
-import { homedir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { SystemClock, wallMs } from '../src/clock/clock.ts';
+import { cacheRoot } from './cache-root.ts';
 import { runTool } from './run-tool.ts';
 
 const REPO_ROOT = resolve(import.meta.dirname, '..');
@@ -92,11 +92,7 @@ export function moduleHash(dir: string = CRI_FAULT_PROXY_MODULE): string {
   return hash.digest('hex');
 }
 
-/** The cache root: NODEPULSE_CACHE_DIR, or ~/.cache/nodepulse. */
-export function cacheRoot(): string {
-  const configured = process.env['NODEPULSE_CACHE_DIR'];
-  return configured !== undefined && configured !== '' ? configured : join(homedir(), '.cache', 'nodepulse');
-}
+export { cacheRoot };
 
 function goEnv(): NodeJS.ProcessEnv {
   return { ...process.env, GOTOOLCHAIN: 'local', GOWORK: 'off', GOFLAGS: '-mod=readonly -buildvcs=false' };

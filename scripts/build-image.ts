@@ -30,10 +30,17 @@
 //   - a private podman store (--root, --runroot, --tmpdir) in a temporary folder, removed before
 //     this returns, so nothing is left in the machine's /var/lib/containers.
 //
-// Cached under .tools/image/ (git-ignored): the bases (see their modules) and a folder per
-// build with the archives and their report, keyed by the bases, this file and its base
-// modules, the revision and every file the build context can hold. An unchanged tree therefore
-// builds once. Older builds are removed when a new one is written. One build at a time per
+// Two caches:
+//   - the bases (see their modules), outside the checkout in $NODEPULSE_CACHE_DIR/image-bases
+//     (else ~/.cache/nodepulse/image-bases, scripts/cache-root.ts), keyed by their inputs (the
+//     package list, the Debian versions a download would fetch, the architecture, Node.js):
+//     assembling them was most of a fresh clone's build (106 s of 227 here, against 77 s for
+//     both podman builds), and they hold nothing of this repository's code;
+//   - the images: under .tools/image/ (git-ignored) in the checkout, a folder per build with the
+//     archives and their report, keyed by the bases, this file and its base modules, the revision
+//     and every file the build context can hold. An unchanged tree builds once; a fresh clone (a
+//     CI run) always builds its image from its own JavaScript. Older builds are removed when a
+//     new one is written. One build at a time per
 // cache folder (a lock folder holding the builder's pid; a dead builder's lock is taken over),
 // so two test files that both need the image wait for one build instead of making two.
 //
@@ -45,6 +52,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { SystemClock } from '../src/clock/clock.ts';
+import { cacheRoot } from './cache-root.ts';
 import { baseTar } from './image-base.ts';
 import { ARCHITECTURES, RUNTIME_PATH, runtimeBaseTar, type Architecture } from './runtime-base.ts';
 import { runTool, type ToolLog } from './run-tool.ts';
@@ -129,7 +137,10 @@ export interface BuiltImage extends ArchImage {
 
 export interface BuildImageOptions {
   readonly repoRoot?: string;
+  /** The images' cache (default .tools/image in the checkout). */
   readonly cacheDir?: string;
+  /** The bases' cache (default $NODEPULSE_CACHE_DIR/image-bases). */
+  readonly basesDir?: string;
   readonly log?: ToolLog;
 }
 
@@ -146,11 +157,12 @@ export function hostArchitecture(): string {
 export async function buildImage(options: BuildImageOptions = {}): Promise<BuiltImage> {
   const repoRoot = options.repoRoot ?? REPO_ROOT;
   const cacheDir = options.cacheDir ?? join(repoRoot, '.tools', 'image');
+  const basesDir = options.basesDir ?? join(cacheRoot(), 'image-bases');
   const log = options.log ?? ((): void => undefined);
   const clock = new SystemClock();
   const release = await lockCache(cacheDir, clock, log);
   try {
-    return await buildLocked(repoRoot, cacheDir, log, clock);
+    return await buildLocked(repoRoot, cacheDir, basesDir, log, clock);
   } finally {
     release();
   }
@@ -204,13 +216,13 @@ function alive(pid: number): boolean {
   }
 }
 
-async function buildLocked(repoRoot: string, cacheDir: string, log: ToolLog, clock: SystemClock): Promise<BuiltImage> {
+async function buildLocked(repoRoot: string, cacheDir: string, basesDir: string, log: ToolLog, clock: SystemClock): Promise<BuiltImage> {
   const startedMs = clock.monotonicMs();
   const seconds = (fromMs: number): number => Math.round((clock.monotonicMs() - fromMs) / 100) / 10;
   const baseSeconds: Record<string, number> = {};
 
   let stepMs = clock.monotonicMs();
-  const base = await baseTar({ repoRoot, cacheDir, log });
+  const base = await baseTar({ repoRoot, cacheDir: basesDir, log });
   baseSeconds['build'] = base.cached ? 0 : seconds(stepMs);
   log(`base: ${base.path}${base.cached ? ' (cached)' : ''}`);
   const arches = IMAGE_ARCHITECTURES.map((name) => {
@@ -221,7 +233,7 @@ async function buildLocked(repoRoot: string, cacheDir: string, log: ToolLog, clo
   const runtimes: Array<{ arch: Architecture; path: string; key: string }> = [];
   for (const arch of arches) {
     stepMs = clock.monotonicMs();
-    const runtime = await runtimeBaseTar({ repoRoot, cacheDir, architecture: arch, log });
+    const runtime = await runtimeBaseTar({ repoRoot, cacheDir: basesDir, architecture: arch, log });
     baseSeconds[`runtime-${arch.name}`] = runtime.cached ? 0 : seconds(stepMs);
     log(`runtime ${arch.name}: ${runtime.path}${runtime.cached ? ' (cached)' : ''}`);
     runtimes.push({ arch, path: runtime.path, key: runtime.key });

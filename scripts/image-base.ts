@@ -17,8 +17,14 @@
 //     `npm config get registry` prints here: the build stages' `npm ci` goes through whatever
 //     TLS proxy and registry this machine uses. The registry's host is never written down.
 //
-// The tar is cached under .tools/image/ (git-ignored), keyed by every input above, so repeated
-// builds skip mmdebstrap. Older base tars are removed when a new one is written.
+// The tar is cached outside the checkout (build-image.ts: $NODEPULSE_CACHE_DIR/image-bases), so
+// a fresh clone's build skips mmdebstrap too. It is keyed by every input above and by the Debian
+// versions of the packages Node.js runs on (debian-versions.ts: libc6, libstdc++6, libgcc-s1,
+// and ca-certificates for npm's TLS): a new release of one of them makes a new base. The other
+// packages of minbase (the shell, dpkg, apt…) only run the build stage's npm and tsc, and
+// nothing of them reaches the image, whose final stage copies onto the runtime base; a new
+// release of one of those alone does not make a new build base. Older base tars are removed when
+// a new one is written.
 //
 // Failure modes: a missing tool (mmdebstrap, npm, tar) or a failed download throws with the
 // command and the tail of its output; nothing partial is left in the cache (written under a
@@ -27,7 +33,9 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { debianVersions } from './debian-versions.ts';
 import { runTool, type ToolLog } from './run-tool.ts';
+import { RUNTIME_PACKAGES } from './runtime-base.ts';
 
 /** Bump when the base's layout changes, so an older cached tar is not reused. */
 const BASE_FORMAT = 'base-v2';
@@ -64,7 +72,7 @@ export async function baseTar(inputs: BaseInputs): Promise<BaseTar> {
   if (!/^https?:\/\//.test(registry)) throw new Error(`npm config get registry: ${JSON.stringify(registry)} must be an http(s) URL`);
   const npmrc = `cafile=${CA_BUNDLE}\nregistry=${registry}\n`;
   const key = createHash('sha256')
-    .update(`${BASE_FORMAT}\n${SUITE}\n${NPM_SPEC}\n${SLIM_DPKG_OPTIONS.join('\n')}\n${npmrc}`)
+    .update(`${BASE_FORMAT}\n${SUITE}\n${NPM_SPEC}\n${SLIM_DPKG_OPTIONS.join('\n')}\n${npmrc}${await debianVersions(RUNTIME_PACKAGES)}\n`)
     .update(readFileSync(nodeBinary))
     .update(readFileSync(CA_BUNDLE))
     .digest('hex');

@@ -30,9 +30,10 @@
 // here, in TypeScript and with host tools that read and write any architecture's ELF files.
 //
 // The tar is reproducible for the same downloaded packages (sorted, root-owned, one mtime) and
-// cached under .tools/image/, keyed by every input: this file, the architecture, the Node.js
-// version and the suite. A cold build takes about 10 s per architecture here, most of it the
-// downloads.
+// cached outside the checkout (build-image.ts: $NODEPULSE_CACHE_DIR/image-bases), keyed by every
+// input: this file, the architecture, the Node.js version, the suite and the Debian versions of
+// PACKAGES that a download would fetch now (debian-versions.ts). A cold build takes about 10 s
+// per architecture here, most of it the downloads.
 //
 // Failure modes: a missing tool (mmdebstrap, npm, readelf, the strip for the architecture, tar)
 // or a failed download throws with the command and the tail of its output; a library Node.js
@@ -42,6 +43,7 @@ import { createHash } from 'node:crypto';
 import { chmodSync, copyFileSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
+import { debianVersions } from './debian-versions.ts';
 import { runTool, type ToolLog } from './run-tool.ts';
 
 /** Bump when the base's layout changes (this file's text is in the key too). */
@@ -50,7 +52,7 @@ const SUITE = 'bookworm';
 /** The uid (and gid) of the image's non-root user: the chart's nonRoot.uid default. */
 export const NON_ROOT_UID = 65532;
 /** Debian's packages the libraries and certificates come from. */
-const PACKAGES = ['libc6', 'libstdc++6', 'libgcc-s1', 'ca-certificates'];
+export const RUNTIME_PACKAGES: readonly string[] = ['libc6', 'libstdc++6', 'libgcc-s1', 'ca-certificates'];
 const NODE_PATH = '/usr/local/bin/node';
 /** Where the image's PATH finds node (podman import --change ENV PATH=…). */
 export const RUNTIME_PATH = '/usr/local/bin:/usr/bin:/bin';
@@ -102,7 +104,7 @@ export async function runtimeBaseTar(inputs: RuntimeBaseInputs): Promise<Runtime
   const arch = inputs.architecture;
   const version = nodeVersion(inputs.repoRoot);
   const key = createHash('sha256')
-    .update(`${RUNTIME_FORMAT}\n${SUITE}\n${arch.name}\n${version}\n`)
+    .update(`${RUNTIME_FORMAT}\n${SUITE}\n${arch.name}\n${version}\n${await debianVersions(RUNTIME_PACKAGES)}\n`)
     .update(readFileSync(new URL(import.meta.url)))
     .digest('hex');
   const path = join(inputs.cacheDir, `runtime-${arch.name}-${key.slice(0, 16)}.tar`);
@@ -116,8 +118,8 @@ export async function runtimeBaseTar(inputs: RuntimeBaseInputs): Promise<Runtime
     const root = join(work, 'root');
     mkdirSync(debian);
     mkdirSync(root);
-    inputs.log(`runtime ${arch.name}: mmdebstrap --variant=extract ${PACKAGES.join(' ')}`);
-    await runTool('mmdebstrap', ['--quiet', '--variant=extract', `--architectures=${arch.name}`, `--include=${PACKAGES.join(',')}`, SUITE, join(work, 'debian.tar')], { timeoutMs: MMDEBSTRAP_TIMEOUT_MS });
+    inputs.log(`runtime ${arch.name}: mmdebstrap --variant=extract ${RUNTIME_PACKAGES.join(' ')}`);
+    await runTool('mmdebstrap', ['--quiet', '--variant=extract', `--architectures=${arch.name}`, `--include=${RUNTIME_PACKAGES.join(',')}`, SUITE, join(work, 'debian.tar')], { timeoutMs: MMDEBSTRAP_TIMEOUT_MS });
     await runTool('tar', ['-xf', join(work, 'debian.tar'), '-C', debian], { timeoutMs: TOOL_TIMEOUT_MS });
 
     inputs.log(`runtime ${arch.name}: npm pack node-linux-${arch.nodeCpu}@${version}`);
@@ -131,7 +133,7 @@ export async function runtimeBaseTar(inputs: RuntimeBaseInputs): Promise<Runtime
     copyFileSync(join(work, 'package', 'LICENSE'), join(root, 'usr/local/share/doc/node/LICENSE'));
 
     for (const file of await sharedLibraries(debian, join(root, NODE_PATH), arch)) copyEntry(debian, root, file);
-    for (const pkg of PACKAGES) copyCopyright(debian, root, pkg);
+    for (const pkg of RUNTIME_PACKAGES) copyCopyright(debian, root, pkg);
     writeCaBundle(debian, root);
     writeUsers(root);
 
@@ -174,7 +176,7 @@ async function sharedLibraries(debian: string, binary: string, arch: Architectur
     const file = queue.shift() as string;
     const { interpreter, needed } = parseReadelf(await runTool('readelf', ['-W', '-l', '-d', file], { timeoutMs: TOOL_TIMEOUT_MS }));
     if (interpreter !== undefined && !kept.has(interpreter)) {
-      if (!existsInRoot(debian, interpreter)) throw new Error(`runtime ${arch.name}: the interpreter ${interpreter} (of ${file}) must be in Debian's ${PACKAGES.join(', ')}`);
+      if (!existsInRoot(debian, interpreter)) throw new Error(`runtime ${arch.name}: the interpreter ${interpreter} (of ${file}) must be in Debian's ${RUNTIME_PACKAGES.join(', ')}`);
       for (const p of linkChain(debian, interpreter)) kept.add(p);
       queue.push(join(debian, linkChain(debian, interpreter).at(-1) as string));
     }
@@ -182,7 +184,7 @@ async function sharedLibraries(debian: string, binary: string, arch: Architectur
       if (seenSonames.has(soname)) continue;
       seenSonames.add(soname);
       const found = searchDirs.map((d) => posix.join(d, soname)).find((p) => existsInRoot(debian, p));
-      if (found === undefined) throw new Error(`runtime ${arch.name}: ${soname} (needed by ${file}) must be in Debian's ${PACKAGES.join(', ')}`);
+      if (found === undefined) throw new Error(`runtime ${arch.name}: ${soname} (needed by ${file}) must be in Debian's ${RUNTIME_PACKAGES.join(', ')}`);
       const chain = linkChain(debian, found);
       for (const p of chain) kept.add(p);
       queue.push(join(debian, chain.at(-1) as string));
