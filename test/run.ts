@@ -8,7 +8,8 @@
 //   1. every file outside test/cluster/, two at a time;
 //   2. the files of test/cluster/ named lifecycle-*.test.ts, one at a time: each brings up a test
 //      cluster of its own and takes it down (so no other cluster may be up meanwhile);
-//   3. the other files of test/cluster/, one at a time, against one shared cluster brought up
+//   3. the other files of test/cluster/, one at a time (the fault tests, fault-*.test.ts and
+//      rollout*.test.ts, last), against one shared cluster brought up
 //      here (SHARED_CLUSTER_ARGS) and taken down at the end, also after a failure or an
 //      interrupt. A cluster that is already up (`npm run cluster -- up` by hand) is used as it is,
 //      and left up, except under CI=true, where the run tests this checkout's cluster and so takes
@@ -52,10 +53,13 @@ if (files.length === 0) {
 
 const inCluster = (f: string): boolean => f.startsWith(CLUSTER_DIR);
 const isLifecycle = (f: string): boolean => inCluster(f) && basename(f).startsWith('lifecycle-');
+const isFault = (f: string): boolean => inCluster(f) && /^(fault-|rollout)/.test(basename(f));
 const phases = {
   others: files.filter((f) => !inCluster(f)),
   lifecycle: files.filter(isLifecycle),
-  shared: files.filter((f) => inCluster(f) && !isLifecycle(f)),
+  // The fault tests last: they restore every node they fault, but a failed restore must not
+  // cost the install tests their cluster.
+  shared: [...files.filter((f) => inCluster(f) && !isLifecycle(f) && !isFault(f)), ...files.filter(isFault)],
 };
 
 /** The running child, so an interrupt can wait for it before taking the cluster down. */
