@@ -34,10 +34,12 @@ import { CGROUP_ROOT, clusterDir } from './cluster/layout.ts';
 import { missingForCluster } from './cluster/requirements.ts';
 
 /**
- * The shared cluster of phase 3: two nodes (so every test sees more than one), and containerd
- * sockets root:64321 0660 (the non-root install's socket group; root still connects).
+ * The shared cluster of phase 3: three nodes (so every test sees more than one, and a rolling
+ * update with maxUnavailable 1 has a first node and two it must leave alone: rollout.test.ts),
+ * and containerd sockets root:64321 0660 (the non-root install's socket group; root still
+ * connects).
  */
-const SHARED_CLUSTER_ARGS = ['--nodes', '2', '--socket-gid', '64321'];
+const SHARED_CLUSTER_ARGS = ['--nodes', '3', '--socket-gid', '64321'];
 const CLUSTER_DIR = 'test/cluster/';
 
 const clock = new SystemClock();
