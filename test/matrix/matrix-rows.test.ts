@@ -23,6 +23,7 @@ const CI: MatrixTimings = {
   terminationGraceMs: 10_000,
   kubelet: KUBELET_DEFAULTS,
   apiLatencyMs: 1_500,
+  apiTimeoutMs: 4_000,
   slowestRelistMs: 600,
   agentStartMs: 5_000,
   podRestartMs: 10_000,
@@ -168,4 +169,9 @@ test('where a fault stops every write at once, the lease\'s stop window opens be
     const stopped = row.expect.must.find((m) => m.signal === SIG.leaseStopped);
     assert.deepEqual(stopped === undefined ? undefined : [stopped.from, stopped.loMs, stopped.hiMs], ['onset', -1_000 * 1.04 - 1_500, 1_500], id);
   }
+});
+
+test('the API server row counts a renewal stamped up to one request timeout before the end: written then, it landed after the path came back', () => {
+  const moves = matrixRows(CI).find((r) => r.id === 'api-unreachable')?.expect.must.find((m) => m.signal === SIG.leaseMoves);
+  assert.deepEqual(moves === undefined ? undefined : [moves.from, moves.loMs], ['end', -4_000]);
 });

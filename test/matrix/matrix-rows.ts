@@ -92,6 +92,8 @@ export interface MatrixTimings {
   readonly kubelet: KubeletTimers;
   /** One API request on this machine (L). */
   readonly apiLatencyMs: number;
+  /** The agent's --api-timeout: a write stamped before a fault ends may land up to this much later. */
+  readonly apiTimeoutMs: number;
   /** The slowest normal relist (d). */
   readonly slowestRelistMs: number;
   /** From a container's start to the agent's loops running, and from a pod's deletion to its successor's start. */
@@ -133,8 +135,8 @@ export interface MatrixRow {
 }
 
 const must = (signal: string, from: MustSee['from'], loMs: number, hiMs: number, why: string): MustSee => ({ signal, from, loMs: Math.max(0, loMs), hiMs, why });
-/** A window that may open before its anchor: the last renewal before a fault that stops every write. */
-const mustAround = (signal: string, loMs: number, hiMs: number, why: string): MustSee => ({ signal, from: 'onset', loMs, hiMs, why });
+/** A window that may open before its anchor: the last renewal before a fault that stops every write, a write stamped before the fault's end. */
+const mustAround = (signal: string, from: MustSee['from'], loMs: number, hiMs: number, why: string): MustSee => ({ signal, from, loMs, hiMs, why });
 const never = (signal: string, untilMs: number, why: string, from?: MustNotSee['from']): MustNotSee => ({ signal, untilMs, why, ...(from === undefined ? {} : { from }) });
 
 /** Every row, in the order the matrix runs them. */
@@ -349,7 +351,7 @@ function wedgedRow(t: MatrixTimings): MatrixRow {
     afterEndMs: t.slackMs,
     expect: {
       must: [
-        mustAround(SIG.leaseStopped, -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'a stopped process renews nothing'),
+        mustAround(SIG.leaseStopped, 'onset', -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'a stopped process renews nothing'),
         must(SIG.leaseMoves, 'onset', killLo, movesHi, `the liveness probe (${t.livenessFailures} × ${fmt(t.livenessPeriodMs)}, timeout ${fmt(t.livenessTimeoutMs)}) and the termination grace ${fmt(t.terminationGraceMs)}, then a new agent`),
         ...(markedBeforeRestart
           ? [
@@ -417,10 +419,12 @@ function apiRow(t: MatrixTimings): MatrixRow {
     afterEndMs: backHi + t.monitorPeriodMs + t.fleetTickMs + 2 * t.slackMs,
     expect: {
       must: [
-        mustAround(SIG.leaseStopped, -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'no write reaches the API server'),
+        mustAround(SIG.leaseStopped, 'onset', -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'no write reaches the API server'),
         must(SIG.fleet('Stale'), { after: SIG.leaseStopped }, t.graceMs, t.graceMs + t.fleetTickMs + t.slackMs, `grace ${fmt(t.graceMs)}`),
         ...(marked ? [must(LEASE_STALE, { after: SIG.leaseStopped }, t.graceMs, t.graceMs + t.monitorPeriodMs + t.slackMs, 'the controller marks a silent agent')] : []),
-        must(SIG.leaseMoves, 'end', 0, backHi, 'the next renewal after a backoff of at most the renew interval'),
+        // The renewTime is stamped when the write is made: one sent before the end and held until
+        // the path came back lands stamped up to one request timeout before the end.
+        mustAround(SIG.leaseMoves, 'end', -t.apiTimeoutMs, backHi, 'the next renewal after a backoff of at most the renew interval, or one held in flight'),
         must(SIG.fleet('Fresh'), { after: SIG.leaseMoves }, 0, t.fleetTickMs + t.slackMs, 'the reader sees it move'),
         ...(marked ? [must(HEALTHY, { after: SIG.leaseMoves }, 0, t.monitorPeriodMs + t.apiLatencyMs + t.slackMs, 'the controller clears its mark')] : []),
       ],

@@ -86,6 +86,7 @@ export function matrixSettings(name: 'ci' | 'defaults'): MatrixSettings {
     relistDeadlineMs: config.relistDeadlineMs,
     renewIntervalMs: config.renewIntervalMs,
     leaseRecheckMs: config.leaseRecheckMs,
+    apiTimeoutMs: config.apiTimeoutMs,
     conditionPeriodMs: config.relistPeriodMs,
     graceMs,
     monitorPeriodMs: ci ? ms(CI_MONITOR_PERIOD) : DEFAULT_MONITOR_PERIOD_MS,
