@@ -122,6 +122,8 @@ export interface MatrixOptions {
   readonly only?: readonly RowId[];
   readonly node?: string;
   readonly log: (line: string) => void;
+  /** Called as each row ends (the script records as it goes). */
+  readonly onRow?: (run: RowRun) => void;
   /** Cleanups, run last first (a test's t.after, or the script's own list). */
   readonly after: (fn: () => Promise<void> | void) => void;
 }
@@ -183,12 +185,20 @@ export async function runMatrix(o: MatrixOptions): Promise<MatrixRun> {
   o.after(() => restoreProxyPhase(ctx));
   const runs: RowRun[] = [];
   for (const row of rows) {
-    if (PROXY_ROWS.includes(row.id) && ctx.proxy === undefined) await enterProxyPhase(ctx);
     const started = clock.monotonicMs();
-    await waitHealthy(ctx, `before row ${row.id}`);
-    const run = await runRow(ctx, row);
+    let run: Omit<RowRun, 'tookMs'>;
+    try {
+      if (PROXY_ROWS.includes(row.id) && ctx.proxy === undefined) await enterProxyPhase(ctx);
+      await waitHealthy(ctx, `before row ${row.id}`);
+      run = await runRow(ctx, row);
+    } catch (err) {
+      // A row that could not run (a restore that never came): the node is in no state for the next.
+      run = { row, outcome: { problems: [`could not run: ${err instanceof Error ? err.message : String(err)}`], seen: {} }, timeline: [], endMs: undefined };
+    }
     runs.push({ ...run, tookMs: clock.monotonicMs() - started });
+    o.onRow?.(runs[runs.length - 1] as RowRun);
     log(`row ${row.id}: ${run.outcome.problems.length === 0 ? 'as expected' : `${run.outcome.problems.length} problem(s)`} (${Math.round((clock.monotonicMs() - started) / 1000)} s)`);
+    if (run.timeline.length === 0) break;
   }
   await restoreProxyPhase(ctx);
   await waitHealthy(ctx, 'after the last row');
