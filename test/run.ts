@@ -8,7 +8,8 @@
 //   1. every file outside test/cluster/, two at a time;
 //   2. the files of test/cluster/ named lifecycle-*.test.ts, one at a time: each brings up a test
 //      cluster of its own and takes it down (so no other cluster may be up meanwhile);
-//   3. the other files of test/cluster/, one at a time, against one shared cluster brought up
+//   3. the other files of test/cluster/, one at a time (the fault tests, fault-*.test.ts and
+//      rollout*.test.ts, last), against one shared cluster brought up
 //      here (SHARED_CLUSTER_ARGS) and taken down at the end, also after a failure or an
 //      interrupt. A cluster that is already up (`npm run cluster -- up` by hand) is used as it is,
 //      and left up, except under CI=true, where the run tests this checkout's cluster and so takes
@@ -33,10 +34,12 @@ import { CGROUP_ROOT, clusterDir } from './cluster/layout.ts';
 import { missingForCluster } from './cluster/requirements.ts';
 
 /**
- * The shared cluster of phase 3: two nodes (so every test sees more than one), and containerd
- * sockets root:64321 0660 (the non-root install's socket group; root still connects).
+ * The shared cluster of phase 3: three nodes (so every test sees more than one, and a rolling
+ * update with maxUnavailable 1 has a first node and two it must leave alone: rollout.test.ts),
+ * and containerd sockets root:64321 0660 (the non-root install's socket group; root still
+ * connects).
  */
-const SHARED_CLUSTER_ARGS = ['--nodes', '2', '--socket-gid', '64321'];
+const SHARED_CLUSTER_ARGS = ['--nodes', '3', '--socket-gid', '64321'];
 const CLUSTER_DIR = 'test/cluster/';
 
 const clock = new SystemClock();
@@ -52,10 +55,13 @@ if (files.length === 0) {
 
 const inCluster = (f: string): boolean => f.startsWith(CLUSTER_DIR);
 const isLifecycle = (f: string): boolean => inCluster(f) && basename(f).startsWith('lifecycle-');
+const isFault = (f: string): boolean => inCluster(f) && /^(fault-|rollout)/.test(basename(f));
 const phases = {
   others: files.filter((f) => !inCluster(f)),
   lifecycle: files.filter(isLifecycle),
-  shared: files.filter((f) => inCluster(f) && !isLifecycle(f)),
+  // The fault tests last: they restore every node they fault, but a failed restore must not
+  // cost the install tests their cluster.
+  shared: [...files.filter((f) => inCluster(f) && !isLifecycle(f) && !isFault(f)), ...files.filter(isFault)],
 };
 
 /** The running child, so an interrupt can wait for it before taking the cluster down. */

@@ -11,6 +11,8 @@
 // | the kubelet's "no sooner than", "at A to B s",      | kubeletReadyWindow() at the v1.34 defaults         |
 // | "under N s" for slow lists                          |                                                    |
 // | README's relist-latency figures and ratios          | docs/relist-latency.json and falseVerdictMargins() |
+// | the recorded matrix's table (README, install,       | docs/fault-matrix.json, rendered by                |
+// | comparison, fault-matrix.md)                        | renderMatrixTable()                                |
 //
 // A default changed without its docs, or a doc figure changed without its source, fails here.
 import assert from 'node:assert/strict';
@@ -18,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { KUBELET_DEFAULTS, kubeletReadyWindow, type KubeletFault } from './kubelet-model.ts';
+import { renderMatrixTable, type RecordedRow } from './matrix-record.ts';
 import { shippedAgentConfig, shippedTimings } from './shipped-defaults.ts';
 import { falseVerdictMargins, nodepulseLatestMs, RUNTIME_CLASSES, verdictOrder } from './verdict-order.ts';
 
@@ -108,4 +111,13 @@ test('README.md\'s relist-latency figures and ratios are the record\'s', () => {
     `the ${seconds(config.relistDeadlineMs)} s deadline ${Math.floor(m.deadlineRatio)} times`,
   ];
   for (const phrase of want) assert.ok(text.includes(phrase), `README.md must say "${phrase}"`);
+});
+
+test('README.md, docs/install.md and docs/comparison.md show the recorded fault matrix as docs/fault-matrix.json renders it', () => {
+  const record = JSON.parse(readFileSync(join(ROOT, 'docs/fault-matrix.json'), 'utf8')) as { rows: RecordedRow[] };
+  assert.ok(record.rows.length > 0, 'precondition: the record holds rows (npm run matrix:cluster)');
+  const table = renderMatrixTable(record.rows);
+  for (const name of ['README.md', 'docs/install.md', 'docs/comparison.md', 'docs/fault-matrix.md']) {
+    assert.ok(readFileSync(join(ROOT, name), 'utf8').includes(table), `${name} must hold the recorded table, as renderMatrixTable renders docs/fault-matrix.json`);
+  }
 });

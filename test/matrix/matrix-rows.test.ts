@@ -23,6 +23,7 @@ const CI: MatrixTimings = {
   terminationGraceMs: 10_000,
   kubelet: KUBELET_DEFAULTS,
   apiLatencyMs: 1_500,
+  apiTimeoutMs: 4_000,
   slowestRelistMs: 600,
   agentStartMs: 5_000,
   podRestartMs: 10_000,
@@ -160,4 +161,17 @@ test('api-unreachable: 60 s in the full run, shorter in CI; marked and cleared b
 
 test('a grace too short for the agent to speak first is refused, naming the bound', () => {
   assert.throws(() => matrixRows({ ...CI, graceMs: 13_000 }), /graceMs: 13000 must exceed 13640/);
+});
+
+test('where a fault stops every write at once, the lease\'s stop window opens before the onset: the last renewal came before it', () => {
+  for (const id of ['agent-wedged', 'api-unreachable'] as const) {
+    const row = matrixRows(CI).find((r) => r.id === id) as MatrixRow;
+    const stopped = row.expect.must.find((m) => m.signal === SIG.leaseStopped);
+    assert.deepEqual(stopped === undefined ? undefined : [stopped.from, stopped.loMs, stopped.hiMs], ['onset', -1_000 * 1.04 - 1_500, 1_500], id);
+  }
+});
+
+test('the API server row counts a renewal stamped up to one request timeout before the end: written then, it landed after the path came back', () => {
+  const moves = matrixRows(CI).find((r) => r.id === 'api-unreachable')?.expect.must.find((m) => m.signal === SIG.leaseMoves);
+  assert.deepEqual(moves === undefined ? undefined : [moves.from, moves.loMs], ['end', -4_000]);
 });

@@ -47,7 +47,8 @@
 // Ready stayed True until its fault ended, or until just before the kubelet's earliest, whichever
 // comes first; the kubelet-stopped row watches nodepulse's side alone, for as long as a runtime
 // row. And a row waits for the readers (fleet's Stale, the controller's mark) only when it is in
-// readerRows; the others end once nodepulse has spoken.
+// readerRows; the others end once nodepulse has spoken, and fleet's Fresh after the lease moves is
+// then a may: a fault that ends before the grace runs out leaves fleet Fresh throughout.
 //
 // L is the matrix's bound on one API request on this machine, not the agent's --api-timeout: the
 // API server is up and near in every row but the one that cuts it. verdict-order.ts bounds
@@ -91,6 +92,8 @@ export interface MatrixTimings {
   readonly kubelet: KubeletTimers;
   /** One API request on this machine (L). */
   readonly apiLatencyMs: number;
+  /** The agent's --api-timeout: a write stamped before a fault ends may land up to this much later. */
+  readonly apiTimeoutMs: number;
   /** The slowest normal relist (d). */
   readonly slowestRelistMs: number;
   /** From a container's start to the agent's loops running, and from a pod's deletion to its successor's start. */
@@ -132,6 +135,8 @@ export interface MatrixRow {
 }
 
 const must = (signal: string, from: MustSee['from'], loMs: number, hiMs: number, why: string): MustSee => ({ signal, from, loMs: Math.max(0, loMs), hiMs, why });
+/** A window that may open before its anchor: the last renewal before a fault that stops every write, a write stamped before the fault's end. */
+const mustAround = (signal: string, from: MustSee['from'], loMs: number, hiMs: number, why: string): MustSee => ({ signal, from, loMs, hiMs, why });
 const never = (signal: string, untilMs: number, why: string, from?: MustNotSee['from']): MustNotSee => ({ signal, untilMs, why, ...(from === undefined ? {} : { from }) });
 
 /** Every row, in the order the matrix runs them. */
@@ -215,6 +220,7 @@ function runtimeRow(t: MatrixTimings, id: RowId, title: string, fault: 'runtime-
   const [vLo, vHi] = verdictWindow(t);
   const [sLo, sHi] = stoppedWindow(t);
   const stale = fleetStale(t);
+  const fleetFresh = must(SIG.fleet('Fresh'), { after: SIG.leaseMoves }, 0, t.fleetTickMs + t.slackMs, 'the reader sees the lease move');
   // The controller must find the agent's True before it finds the lease stale.
   if (vHi >= sLo + t.graceMs) {
     throw new RangeError(`graceMs: ${t.graceMs} must exceed ${vHi - sLo} (the verdict's latest minus the lease's earliest stop), or the controller may mark before the agent speaks`);
@@ -234,9 +240,12 @@ function runtimeRow(t: MatrixTimings, id: RowId, title: string, fault: 'runtime-
       ...kubelet.must,
       must(HEALTHY, 'end', 0, backRelist + t.conditionPeriodMs + t.apiLatencyMs + t.slackMs, 'the next relist succeeds'),
       must(SIG.leaseMoves, 'end', 0, backRelist + t.leaseRecheckMs + t.apiLatencyMs + t.slackMs, 'renewed within a recheck of the next success'),
-      must(SIG.fleet('Fresh'), { after: SIG.leaseMoves }, 0, t.fleetTickMs + t.slackMs, 'the reader sees the lease move'),
+      ...(waitReaders ? [fleetFresh] : []),
       ...kubelet.back,
     ],
+    // A row that does not wait for the readers may end its fault before fleet's grace runs out:
+    // fleet then never turns Stale, and has no Fresh to come back to.
+    may: waitReaders ? [] : [fleetFresh],
     mustNot: [never(LEASE_STALE, Number.MAX_SAFE_INTEGER, "the agent's True comes before the lease is stale"), ...kubelet.mustNot, never(CANNOT_OBSERVE, Number.MAX_SAFE_INTEGER, 'the runtime is at fault, not the agent')],
     order: orderOf([
       [SIG.leaseStopped, sLo, sHi],
@@ -342,7 +351,7 @@ function wedgedRow(t: MatrixTimings): MatrixRow {
     afterEndMs: t.slackMs,
     expect: {
       must: [
-        must(SIG.leaseStopped, 'onset', -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'a stopped process renews nothing'),
+        mustAround(SIG.leaseStopped, 'onset', -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'a stopped process renews nothing'),
         must(SIG.leaseMoves, 'onset', killLo, movesHi, `the liveness probe (${t.livenessFailures} × ${fmt(t.livenessPeriodMs)}, timeout ${fmt(t.livenessTimeoutMs)}) and the termination grace ${fmt(t.terminationGraceMs)}, then a new agent`),
         ...(markedBeforeRestart
           ? [
@@ -410,10 +419,12 @@ function apiRow(t: MatrixTimings): MatrixRow {
     afterEndMs: backHi + t.monitorPeriodMs + t.fleetTickMs + 2 * t.slackMs,
     expect: {
       must: [
-        must(SIG.leaseStopped, 'onset', -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'no write reaches the API server'),
+        mustAround(SIG.leaseStopped, 'onset', -t.renewIntervalMs * 1.04 - t.apiLatencyMs, t.apiLatencyMs, 'no write reaches the API server'),
         must(SIG.fleet('Stale'), { after: SIG.leaseStopped }, t.graceMs, t.graceMs + t.fleetTickMs + t.slackMs, `grace ${fmt(t.graceMs)}`),
         ...(marked ? [must(LEASE_STALE, { after: SIG.leaseStopped }, t.graceMs, t.graceMs + t.monitorPeriodMs + t.slackMs, 'the controller marks a silent agent')] : []),
-        must(SIG.leaseMoves, 'end', 0, backHi, 'the next renewal after a backoff of at most the renew interval'),
+        // The renewTime is stamped when the write is made: one sent before the end and held until
+        // the path came back lands stamped up to one request timeout before the end.
+        mustAround(SIG.leaseMoves, 'end', -t.apiTimeoutMs, backHi, 'the next renewal after a backoff of at most the renew interval, or one held in flight'),
         must(SIG.fleet('Fresh'), { after: SIG.leaseMoves }, 0, t.fleetTickMs + t.slackMs, 'the reader sees it move'),
         ...(marked ? [must(HEALTHY, { after: SIG.leaseMoves }, 0, t.monitorPeriodMs + t.apiLatencyMs + t.slackMs, 'the controller clears its mark')] : []),
       ],

@@ -2,8 +2,8 @@
 //
 // | run      | the agent's flags                        | the readers' flags | where                       |
 // |----------|------------------------------------------|--------------------|-----------------------------|
-// | ci       | threshold 6s, deadline 2s, lease 4s (renew | grace 15s, monitor | lifecycle-matrix.test.ts,   |
-// |          | 1s), API timeout 4s                       | period 1s          | inside `npm test`           |
+// | ci       | threshold 6s, deadline 2s, lease 4s (renew | grace 15s, monitor | fault-matrix.test.ts, in    |
+// |          | 1s), API timeout 4s                       | period 1s          | `npm test` (shared cluster) |
 // | defaults | none: the shipped defaults                | none               | `npm run matrix:cluster`,   |
 // |          |                                          |                    | recorded in docs/           |
 //
@@ -86,6 +86,7 @@ export function matrixSettings(name: 'ci' | 'defaults'): MatrixSettings {
     relistDeadlineMs: config.relistDeadlineMs,
     renewIntervalMs: config.renewIntervalMs,
     leaseRecheckMs: config.leaseRecheckMs,
+    apiTimeoutMs: config.apiTimeoutMs,
     conditionPeriodMs: config.relistPeriodMs,
     graceMs,
     monitorPeriodMs: ci ? ms(CI_MONITOR_PERIOD) : DEFAULT_MONITOR_PERIOD_MS,

@@ -86,3 +86,10 @@ test('a signal seen before its anchor does not count: the first sighting at or a
   assert.deepEqual(judgeRow(e, [{ atMs: 5, signal: 'x' }, { atMs: 10_500, signal: 'x' }], 10_000).problems, []);
   assert.deepEqual(judgeRow(e, [{ atMs: 5, signal: 'x' }, { atMs: 11_500, signal: 'x' }], 10_000).problems, ['x: seen 1.5 s after end; must be 0.0 s to 1.0 s (w)']);
 });
+
+test('a window that opens before its anchor counts sightings from where it opens', () => {
+  const e: RowExpectations = { must: [{ signal: 'lease stopped', from: 'onset', loMs: -5_000, hiMs: 1_000, why: 'the last renewal' }], mustNot: [], order: [] };
+  assert.deepEqual(judgeRow(e, [{ atMs: -300, signal: 'lease stopped' }], undefined).problems, []);
+  assert.deepEqual(judgeRow(e, [{ atMs: -300, signal: 'lease stopped' }], undefined).seen, { 'lease stopped': -300 });
+  assert.deepEqual(judgeRow(e, [{ atMs: -6_000, signal: 'lease stopped' }], undefined).problems, ['lease stopped: not seen; must be seen -5.0 s to 1.0 s after onset (the last renewal)']);
+});

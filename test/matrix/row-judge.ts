@@ -18,7 +18,8 @@
 // Anchors: 'onset' (t = 0), 'end' (when the fault was ended, endMs), or another signal (its first
 // sighting; for 'end'-anchored and later signals, its first sighting at or after the end). A
 // signal seen before its anchor does not count for that window: the first sighting at or after
-// the anchor does. Times are compared as ms; problems are printed in seconds with one decimal.
+// the anchor does, or, for a window that opens before its anchor (lo below 0: the last renewal
+// before a fault that stops every write), the first at or after the window opens. Times are compared as ms; problems are printed in seconds with one decimal.
 //
 // Pure: the cluster test collects the timeline and calls judgeRow; the table test feeds it
 // timelines by hand.
@@ -91,7 +92,7 @@ export function judgeRow(expect: RowExpectations, timeline: readonly Sighting[],
       seen[m.signal] = undefined;
       continue;
     }
-    const at = first(m.signal, from);
+    const at = first(m.signal, from + Math.min(0, m.loMs));
     seen[m.signal] = at;
     if (at === undefined) {
       problems.push(`${m.signal}: not seen; must be seen ${s(m.loMs)} to ${s(m.hiMs)} after ${anchorName(m.from)} (${m.why})`);
@@ -102,7 +103,7 @@ export function judgeRow(expect: RowExpectations, timeline: readonly Sighting[],
   for (const m of expect.may ?? []) {
     const from = anchorMs(m.from, endMs, (sig, f) => seen[sig] ?? first(sig, f));
     if (from === undefined) continue;
-    const at = first(m.signal, from);
+    const at = first(m.signal, from + Math.min(0, m.loMs));
     if (at !== undefined && (at - from < m.loMs || at - from > m.hiMs)) {
       problems.push(`${m.signal}: seen ${s(at - from)} after ${anchorName(m.from)}; when seen, must be ${s(m.loMs)} to ${s(m.hiMs)} (${m.why})`);
     }
