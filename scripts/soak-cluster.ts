@@ -37,6 +37,7 @@ import { apply, remove, renderOverlay } from '../test/cluster/agent-identity.ts'
 import { importAgentImage, listPods, podGet, waitPodsReady } from '../test/cluster/agent-on-cluster.ts';
 import { readState } from '../test/cluster/cluster.ts';
 import { SANDBOX_IMAGE } from '../test/cluster/node.ts';
+import { SHARED_CLUSTER_ARGS } from '../test/cluster/layout.ts';
 import { sharedCluster, type SharedCluster } from '../test/cluster/shared-cluster.ts';
 import { noiseImage } from '../test/support/noise-image.ts';
 import { judgeClusterSoak, type NodeSoakRecord } from './cluster-soak-verdict.ts';
@@ -52,7 +53,6 @@ const SCRAPE_MS = 10_000;
 const CHURN_EVERY_MS = 5_000;
 const IMAGE_EVERY_MS = 15_000;
 const NOISE_BYTES = 4 * 1024 * 1024;
-const SHARED_UP = ['up', '--nodes', '2', '--socket-gid', '64321'];
 
 const log = (line: string): void => {
   process.stderr.write(`soak:cluster: ${line}\n`);
@@ -189,7 +189,7 @@ async function main(): Promise<number> {
   if (!loaded.ok) throw new Error(loaded.error.lines.join('; '));
   const renewIntervalMs = loaded.config.renewIntervalMs;
   const ours = readState() === undefined;
-  if (ours) cli(SHARED_UP);
+  if (ours) cli(['up', ...SHARED_CLUSTER_ARGS]);
   const cleanups: Array<() => Promise<unknown>> = [];
   try {
     const cluster = await sharedCluster({ skip: (why?: string) => { throw new Error(`the test cluster must be up: ${why ?? ''}`); } } as unknown as TestContext);

@@ -30,16 +30,9 @@ import { basename } from 'node:path';
 import { SystemClock } from '../src/clock/clock.ts';
 import { controlPlaneOfAnother, leftovers, readState } from './cluster/cluster.ts';
 import { isRunning } from './cluster/daemon.ts';
-import { CGROUP_ROOT, clusterDir } from './cluster/layout.ts';
+import { CGROUP_ROOT, SHARED_CLUSTER_ARGS, clusterDir } from './cluster/layout.ts';
 import { missingForCluster } from './cluster/requirements.ts';
 
-/**
- * The shared cluster of phase 3: three nodes (so every test sees more than one, and a rolling
- * update with maxUnavailable 1 has a first node and two it must leave alone: rollout.test.ts),
- * and containerd sockets root:64321 0660 (the non-root install's socket group; root still
- * connects).
- */
-const SHARED_CLUSTER_ARGS = ['--nodes', '3', '--socket-gid', '64321'];
 const CLUSTER_DIR = 'test/cluster/';
 
 const clock = new SystemClock();

@@ -42,6 +42,12 @@ export const NODE_CIDR_MASK_SIZE = 24;
 export const API_SERVER_URL = `https://${BRIDGE_ADDRESS}:${API_PORT}`;
 /** The cgroup (in every hierarchy) that holds every process of the cluster, and nothing else. */
 export const CGROUP_ROOT = '/nodepulse-cluster';
+/**
+ * `up`'s arguments for the shared cluster that test/run.ts brings up for the cluster tests and
+ * `npm run soak:cluster` brings up when none is: three nodes (so every test sees more than one, and
+ * the rollout test has a first node and two others) and containerd's socket root:64321 0660.
+ */
+export const SHARED_CLUSTER_ARGS: readonly string[] = ['--nodes', '3', '--socket-gid', '64321'];
 /** At most this many nodes: their addresses 198.18.0.11–.18 and veth names stay unique. */
 export const MAX_NODES = 8;
 
