@@ -38,6 +38,7 @@ import { SystemClock } from '../src/clock/clock.ts';
 import { inPodCommand, writeServiceAccount, type ServiceAccount } from '../test/support/in-cluster.ts';
 import { isRoot } from '../test/support/require.ts';
 import { startServer, type Server as ChildServer } from './child-process.ts';
+import { readLines } from '../test/support/line-reader.ts';
 
 export const BENCH_NODE = 'bench-node';
 const LEASE_PATH = `/apis/coordination.k8s.io/v1/namespaces/nodepulse/leases/${BENCH_NODE}`;
@@ -160,19 +161,12 @@ function spawnAgent(agentDir: string, endpoint: string, access: ApiAccess, extra
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = (stderr + chunk).slice(-4000)));
   const listening = new Promise<{ url: string; atMs: number }>((resolve, reject) => {
-    let buffered = '';
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        try {
-          const entry = JSON.parse(line) as { msg?: string; http?: string };
-          if (entry.msg === 'Agent started' && typeof entry.http === 'string') resolve({ url: `http://${entry.http}`, atMs: clock.monotonicMs() });
-        } catch {
-          // Not a log line of ours; ignore it.
-        }
+    readLines(child.stdout, (line) => {
+      try {
+        const entry = JSON.parse(line) as { msg?: string; http?: string };
+        if (entry.msg === 'Agent started' && typeof entry.http === 'string') resolve({ url: `http://${entry.http}`, atMs: clock.monotonicMs() });
+      } catch {
+        // Not a log line of ours; ignore it.
       }
     });
     child.once('exit', (code, signal) => reject(new Error(`agent exited ${code ?? signal} before it listened: ${stderr.trim()}`)));

@@ -10,6 +10,7 @@
 //   handler, so an interrupted benchmark leaves nothing running.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { SystemClock } from '../src/clock/clock.ts';
+import { readLines } from '../test/support/line-reader.ts';
 
 /** How long a stopped child gets between SIGTERM and SIGKILL. */
 const STOP_GRACE_MS = 5_000;
@@ -77,7 +78,6 @@ export interface Server<T> {
 export function startServer<T>(args: readonly string[], timeoutMs: number, cwd: string): Promise<Server<T>> {
   return new Promise((resolve, reject) => {
     const child = track(spawn(process.execPath, args, { cwd, stdio: ['ignore', 'pipe', 'pipe'] }));
-    let stdout = '';
     let stderr = '';
     let settled = false;
     const exited = new Promise<void>((done) => child.once('exit', () => done()));
@@ -97,19 +97,16 @@ export function startServer<T>(args: readonly string[], timeoutMs: number, cwd: 
     };
     const timer = clock.after(timeoutMs, () => fail(new Error(`${args.join(' ')}: no ready line within ${timeoutMs} ms: ${stderr.trim()}`)));
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr = tail(stderr + chunk)));
-    child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    readLines(child.stdout, (line) => {
       if (settled) return;
-      stdout += chunk;
-      const newline = stdout.indexOf('\n');
-      if (newline < 0) return;
       settled = true;
       timer.cancel();
       try {
-        const ready = JSON.parse(stdout.slice(0, newline)) as T;
+        const ready = JSON.parse(line) as T;
         resolve({ process: child, pid: child.pid ?? 0, ready, stop });
       } catch {
         child.kill('SIGKILL');
-        reject(new Error(`${args.join(' ')}: ready line is not JSON: ${JSON.stringify(stdout.slice(0, newline))}`));
+        reject(new Error(`${args.join(' ')}: ready line is not JSON: ${JSON.stringify(line)}`));
       }
     });
     child.once('error', (err) => fail(err));

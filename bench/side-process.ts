@@ -8,6 +8,7 @@
 // SIGKILLed from a synchronous 'exit' handler, so an interrupted benchmark leaves none behind.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { SystemClock } from '../src/clock/clock.ts';
+import { readLines } from '../test/support/line-reader.ts';
 import type { SideBatch, SideReady } from './relist-child.ts';
 
 const STDERR_TAIL_CHARS = 4_000;
@@ -32,18 +33,11 @@ export class SideProcess {
     this.#child = spawn(file, args, { cwd, env, stdio: ['pipe', 'pipe', 'pipe'] });
     process.once('exit', this.#onExit);
     this.#exited = new Promise((done) => this.#child.once('exit', () => done()));
-    let buffered = '';
-    this.#child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-      buffered += chunk;
-      let newline: number;
-      while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = buffered.slice(0, newline);
-        buffered = buffered.slice(newline + 1);
-        const waiting = this.#waiting;
-        this.#waiting = undefined;
-        if (waiting !== undefined) waiting(line);
-        else this.#lines.push(line);
-      }
+    readLines(this.#child.stdout, (line) => {
+      const waiting = this.#waiting;
+      this.#waiting = undefined;
+      if (waiting !== undefined) waiting(line);
+      else this.#lines.push(line);
     });
     this.#child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_CHARS);

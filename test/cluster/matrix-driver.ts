@@ -73,6 +73,7 @@ import { judgeRow, type RowOutcome, type Sighting } from '../matrix/row-judge.ts
 import { sightings, type FleetReading, type NodeReading } from '../matrix/sightings.ts';
 import { AGENT_USER_AGENT, startCriFaultProxy, type CriFaultProxy } from '../support/cri-fault-proxy.ts';
 import { freePort } from '../support/free-port.ts';
+import { readLines } from '../support/line-reader.ts';
 import { renderOverlay, remove, apply } from './agent-identity.ts';
 import { agentProcess, importAgentImage, listPods, waitPodsReady } from './agent-on-cluster.ts';
 import type { K8sObject } from '../deploy/render.ts';
@@ -562,21 +563,13 @@ function startPolling(cluster: SharedCluster, nodeName: string, r: Readings): ()
 
 function startFleet(o: MatrixOptions, nodeName: string, r: Readings): ChildProcess {
   const child = spawn(process.execPath, [CLI, 'fleet', '--watch', '-o', 'json', `--grace=${o.settings.fleetGrace}`, `--kubeconfig=${o.cluster.kubeconfig}`, `--lease-namespace=${MATRIX_NAMESPACE}`], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let partial = '';
-  child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => {
-    partial += chunk;
-    let nl: number;
-    while ((nl = partial.indexOf('\n')) >= 0) {
-      const line = partial.slice(0, nl);
-      partial = partial.slice(nl + 1);
-      try {
-        const doc = JSON.parse(line) as { nodes: Array<{ node: string; verdict: FleetReading['verdict'] }> };
-        const mine = doc.nodes.find((x) => x.node === nodeName);
-        if (mine !== undefined) r.fleet.push({ mono: clock.monotonicMs(), atMs: 0, verdict: mine.verdict });
-      } catch {
-        // not a JSON line
-      }
+  readLines(child.stdout, (line) => {
+    try {
+      const doc = JSON.parse(line) as { nodes: Array<{ node: string; verdict: FleetReading['verdict'] }> };
+      const mine = doc.nodes.find((x) => x.node === nodeName);
+      if (mine !== undefined) r.fleet.push({ mono: clock.monotonicMs(), atMs: 0, verdict: mine.verdict });
+    } catch {
+      // not a JSON line
     }
   });
   child.stderr?.on('data', (d: Buffer) => o.log(`fleet: ${d.toString().trim()}`));

@@ -30,6 +30,7 @@ import assert from 'node:assert/strict';
 import type { ApiServerHandle } from '../../src/stand-ins/api-server/api-server.ts';
 import { SystemClock } from '../../src/clock/clock.ts';
 import { NODE_24, PROBE_TIMEOUT_MS, REPO_ROOT, STOP_TIMEOUT_MS } from '../support/agent-process.ts';
+import { parseLogLine, readLines } from '../support/line-reader.ts';
 import { agentLease } from './fleet-fixtures.ts';
 
 const real = new SystemClock();
@@ -128,7 +129,6 @@ class SpawnedController implements ControllerProcess {
   readonly #child: ChildProcess;
   readonly #lines: Array<{ text: string; line: Readonly<Record<string, unknown>> }> = [];
   readonly exited: Promise<void>;
-  #partial = '';
   #stderr = '';
   #url: string | undefined;
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
@@ -145,8 +145,7 @@ class SpawnedController implements ControllerProcess {
     child.once('error', (err) => {
       this.#stderr += `spawn error: ${err.message}\n`;
     });
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => this.#onStdout(chunk));
+    readLines(child.stdout, (text) => this.#keep(text));
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
@@ -235,25 +234,9 @@ class SpawnedController implements ControllerProcess {
     return exited;
   }
 
-  #onStdout(chunk: string): void {
-    this.#partial += chunk;
-    let nl: number;
-    while ((nl = this.#partial.indexOf('\n')) >= 0) {
-      this.#keep(this.#partial.slice(0, nl));
-      this.#partial = this.#partial.slice(nl + 1);
-    }
-  }
-
   #keep(text: string): void {
     if (text.trim() === '') return;
-    let line: Readonly<Record<string, unknown>>;
-    try {
-      const parsed: unknown = JSON.parse(text);
-      line = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : { raw: text };
-    } catch {
-      line = { raw: text };
-    }
-    this.#lines.push({ text, line });
+    this.#lines.push({ text, line: parseLogLine(text) });
     if (this.#lines.length > MAX_LOG_LINES) this.#lines.shift();
   }
 }

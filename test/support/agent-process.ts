@@ -34,6 +34,7 @@ import { SystemClock, type Clock } from '../../src/clock/clock.ts';
 import { kubeletLabels, registerNode } from '../../src/stand-ins/api-server/register-node.ts';
 import { createTestPki } from '../../src/stand-ins/api-server/test-pki.ts';
 import { inPodCommand, writeServiceAccount, type ServiceAccount } from './in-cluster.ts';
+import { parseLogLine, readLines } from './line-reader.ts';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..');
 /** The project's Node 24 (the machine's `node` is 20 and cannot run the agent). */
@@ -175,7 +176,6 @@ class SpawnedAgent implements AgentProcess {
   readonly #clock: Clock;
   readonly #lines: KeptLine[] = [];
   #seq = 0;
-  #partial = '';
   #stderr = '';
   #url: string | undefined;
   #exit: AgentExit | undefined;
@@ -195,8 +195,10 @@ class SpawnedAgent implements AgentProcess {
     child.once('error', (err) => {
       this.#stderr += `spawn error: ${err.message}\n`;
     });
-    child.stdout?.setEncoding('utf8');
-    child.stdout?.on('data', (chunk: string) => this.#onStdout(chunk));
+    readLines(child.stdout, (text) => {
+      this.#keep(text);
+      this.#wake();
+    }, { maxLineChars: MAX_LINE_BYTES });
     child.stderr?.setEncoding('utf8');
     child.stderr?.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
@@ -339,29 +341,9 @@ class SpawnedAgent implements AgentProcess {
     return exit;
   }
 
-  #onStdout(chunk: string): void {
-    this.#partial += chunk;
-    let nl: number;
-    while ((nl = this.#partial.indexOf('\n')) >= 0) {
-      this.#keep(this.#partial.slice(0, nl));
-      this.#partial = this.#partial.slice(nl + 1);
-    }
-    if (this.#partial.length > MAX_LINE_BYTES) {
-      this.#keep(this.#partial.slice(0, MAX_LINE_BYTES));
-      this.#partial = '';
-    }
-    this.#wake();
-  }
-
   #keep(text: string): void {
     if (text.trim() === '') return;
-    let line: LogLine;
-    try {
-      const parsed: unknown = JSON.parse(text);
-      line = typeof parsed === 'object' && parsed !== null ? (parsed as LogLine) : { raw: text };
-    } catch {
-      line = { raw: text };
-    }
+    const line = parseLogLine(text) as LogLine;
     this.#lines.push({ seq: ++this.#seq, atMs: this.#clock.monotonicMs(), line });
     if (this.#lines.length > MAX_LOG_LINES) this.#lines.shift();
   }

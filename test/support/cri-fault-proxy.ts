@@ -41,6 +41,7 @@ import { request } from 'node:http';
 import type { TestContext } from 'node:test';
 import { SystemClock, type Clock } from '../../src/clock/clock.ts';
 import { buildCriFaultProxy, findGo, type CriFaultProxyBinaries } from '../../scripts/build-cri-fault-proxy.ts';
+import { parseLogLine, readLines } from './line-reader.ts';
 
 /** The proxy binds both sockets in milliseconds; a loaded 2-core CI machine gets 10 s. */
 export const PROXY_START_TIMEOUT_MS = 10_000;
@@ -278,7 +279,6 @@ class SpawnedProxy implements CriFaultProxy {
   readonly #clock: Clock;
   readonly #commands: CriFaultProxyControl;
   readonly #lines: Array<Readonly<Record<string, unknown>>> = [];
-  #partial = '';
   #stderr = '';
   #exit: { code: number | null; signal: NodeJS.Signals | null } | undefined;
 
@@ -298,8 +298,14 @@ class SpawnedProxy implements CriFaultProxy {
     child.once('error', (err) => {
       this.#stderr += `spawn error: ${err.message}\n`;
     });
-    child.stderr?.setEncoding('utf8');
-    child.stderr?.on('data', (chunk: string) => this.#onStderr(chunk));
+    child.stderr?.on('data', (chunk: string) => {
+      this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
+    });
+    readLines(child.stderr, (text) => {
+      if (text.trim() === '') return;
+      this.#lines.push(parseLogLine(text));
+      if (this.#lines.length > MAX_LOG_LINES) this.#lines.shift();
+    });
   }
 
   get pid(): number {
@@ -395,26 +401,6 @@ class SpawnedProxy implements CriFaultProxy {
       this.#child.kill('SIGKILL');
     } catch {
       // already gone
-    }
-  }
-
-  #onStderr(chunk: string): void {
-    this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
-    this.#partial += chunk;
-    let nl: number;
-    while ((nl = this.#partial.indexOf('\n')) >= 0) {
-      const text = this.#partial.slice(0, nl);
-      this.#partial = this.#partial.slice(nl + 1);
-      if (text.trim() === '') continue;
-      let line: Readonly<Record<string, unknown>>;
-      try {
-        const parsed: unknown = JSON.parse(text);
-        line = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : { raw: text };
-      } catch {
-        line = { raw: text };
-      }
-      this.#lines.push(line);
-      if (this.#lines.length > MAX_LOG_LINES) this.#lines.shift();
     }
   }
 }

@@ -12,27 +12,39 @@ let clock: ManualClock;
 let server: ApiServerHandle;
 
 /** Reads newline-delimited watch events until `count` have arrived (bounded by a deadline). */
-async function watch(path: string, count: number, on: ApiServerHandle = server): Promise<{ status: number; events: { type: string; object: Record<string, unknown> }[] }> {
+interface WatchLine {
+  type: string;
+  object: Record<string, unknown>;
+}
+
+/** A watch answer's events, one JSON line each, read on demand: readUntil(n) returns once n have come or the body ends. */
+function watchEvents(res: Response): { events: WatchLine[]; readUntil: (count: number) => Promise<void>; cancel: () => Promise<void> } {
+  const events: WatchLine[] = [];
+  const reader = res.body?.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  const readUntil = async (count: number): Promise<void> => {
+    while (reader !== undefined && events.length < count) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += decoder.decode(value, { stream: true });
+      const lines = buf.split('\n');
+      buf = lines.pop() ?? '';
+      for (const line of lines) events.push(JSON.parse(line) as WatchLine);
+    }
+  };
+  return { events, readUntil, cancel: async () => reader?.cancel() };
+}
+
+async function watch(path: string, count: number, on: ApiServerHandle = server): Promise<{ status: number; events: WatchLine[] }> {
   const ac = new AbortController();
   const deadline = setTimeout(() => ac.abort(), 5000);
   try {
     const res = await fetch(`${on.url}${path}`, { signal: ac.signal });
-    const events: { type: string; object: Record<string, unknown> }[] = [];
-    let buf = '';
-    const reader = res.body?.getReader();
-    const decoder = new TextDecoder();
-    while (reader !== undefined && events.length < count) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, { stream: true });
-      let nl: number;
-      while ((nl = buf.indexOf('\n')) >= 0) {
-        events.push(JSON.parse(buf.slice(0, nl)) as { type: string; object: Record<string, unknown> });
-        buf = buf.slice(nl + 1);
-      }
-    }
+    const stream = watchEvents(res);
+    await stream.readUntil(count);
     ac.abort();
-    return { status: res.status, events };
+    return { status: res.status, events: stream.events };
   } finally {
     clearTimeout(deadline);
   }
@@ -114,26 +126,12 @@ describe('watches', () => {
     server.store.put(lease('s2', { stream: 'yes' }));
     const rv = server.store.resourceVersion();
     const res = await fetch(`${server.url}${LEASES}?watch=1&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&labelSelector=stream%3Dyes`, { signal: AbortSignal.timeout(5000) });
-    const reader = res.body?.getReader();
-    assert.ok(reader !== undefined, 'precondition: the watch has a body');
-    const decoder = new TextDecoder();
-    const events: Array<{ type: string; object: Record<string, unknown> }> = [];
-    let buf = '';
-    const readUntil = async (count: number): Promise<void> => {
-      while (events.length < count) {
-        const { value, done } = await reader.read();
-        if (done) return;
-        buf += decoder.decode(value, { stream: true });
-        for (let nl = buf.indexOf('\n'); nl >= 0; nl = buf.indexOf('\n')) {
-          events.push(JSON.parse(buf.slice(0, nl)) as { type: string; object: Record<string, unknown> });
-          buf = buf.slice(nl + 1);
-        }
-      }
-    };
+    assert.ok(res.body !== null, 'precondition: the watch has a body');
+    const { events, readUntil, cancel } = watchEvents(res);
     await readUntil(3);
     server.store.put(lease('s1', { stream: 'yes' }, 'later'));
     await readUntil(4);
-    await reader.cancel();
+    await cancel();
     assert.deepEqual(events.map((e) => [e.type, (e.object['metadata'] as { name?: string }).name ?? '']), [['ADDED', 's1'], ['ADDED', 's2'], ['BOOKMARK', ''], ['MODIFIED', 's1']]);
     assert.deepEqual(events[2]?.object['metadata'], { resourceVersion: String(rv), annotations: { 'k8s.io/initial-events-end': 'true' } });
   });
