@@ -38,6 +38,7 @@ import type { LabelSelector } from '../fleet/label-selector.ts';
 import { READER_FLAG_SPECS, readerClientOrExit, readerFlagShape, readerFlags } from './reader-flags.ts';
 import { createLogger, type Logger, type LogLevel } from '../log/logger.ts';
 import { daemonSetsPath, leasesPath, nodesPath } from '../kube/api-paths.ts';
+import { NODE_PROTOBUF } from '../kube/kube-protobuf.ts';
 import { KubeClient } from '../kube/kube-client.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { kubeListWatch } from '../kube/list-watch.ts';
@@ -180,7 +181,7 @@ function fleetController(flags: ControllerFlags, client: KubeClient, clock: Cloc
       path: leasesPath(flags.leaseNamespace),
       labelSelector: AGENT_LEASE_SELECTOR,
     }),
-    nodes: kubeListWatch<Node>({ client, path: nodesPath() }),
+    nodes: kubeListWatch<Node>({ client, path: nodesPath(), protobuf: NODE_PROTOBUF }),
     marker: new NodeMarker({
       api: markerApi(client),
       clock,

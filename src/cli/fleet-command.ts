@@ -33,6 +33,7 @@ import { formatDuration } from '../clock/duration.ts';
 import { booleanFlag, valueFlag, type FlagSpec } from '../config/flag-grammar.ts';
 import { duration, goBool, oneOf } from '../config/value-schemas.ts';
 import { leasesPath, nodesPath } from '../kube/api-paths.ts';
+import { NODE_PROTOBUF } from '../kube/kube-protobuf.ts';
 import type { Lease, Node } from '../kube/kube-types.ts';
 import { Informer, kubeListWatch, readAll } from '../kube/list-watch.ts';
 import type { LabelSelector } from '../fleet/label-selector.ts';
@@ -128,7 +129,7 @@ export async function runFleet(argv: string[], io: CommandIo, signal?: AbortSign
   if ('exit' in made) return made.exit;
   const client = made.client;
   const leases = kubeListWatch<Lease>({ client, path: leasesPath(flags.leaseNamespace), labelSelector: AGENT_LEASE_SELECTOR });
-  const nodes = kubeListWatch<Node>({ client, path: nodesPath() });
+  const nodes = kubeListWatch<Node>({ client, path: nodesPath(), protobuf: NODE_PROTOBUF });
   const abort = new AbortController();
   const onAbort = (): void => abort.abort(signal?.reason);
   signal?.addEventListener('abort', onAbort, { once: true });

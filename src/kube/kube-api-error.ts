@@ -173,6 +173,12 @@ export function errorFromBadBody(what: string, status: number, body: string, cau
   });
 }
 
+/** An answer in protobuf that kube-protobuf.ts could not read (its error names the fault). */
+export function errorFromBadProtobuf(what: string, status: number, cause: unknown): KubeApiError {
+  const why = cause instanceof Error ? cause.message : String(cause);
+  return new KubeApiError('bad_response', `${what}: HTTP ${status} with a protobuf body that cannot be read: ${why}`, { status, what, cause });
+}
+
 function parseStatusBody(body: string): KubeStatusBody | undefined {
   try {
     const value: unknown = JSON.parse(body);

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,9 @@ import { SystemClock } from '../clock/clock.ts';
 import { ManualClock } from '../clock/manual-clock.ts';
 import { KubeApiError } from './kube-api-error.ts';
 import { KubeClient } from './kube-client.ts';
+import { decodeNodeList, decodeNodeWatchEvent } from './kube-protobuf.ts';
+import type { Node } from './kube-types.ts';
+import type { ListPage, WatchEvent } from './list-watch.ts';
 import { leanAuth, type LeanAuthOptions } from './auth/lean-auth.ts';
 
 /** Real time, only to wait (bounded) for a request to reach the loopback server. */
@@ -308,4 +311,68 @@ test('a watch with nothing for its idle window fails as unavailable; every chunk
   const err = await pending;
   assert.equal(err.code, 'unavailable');
   assert.equal(err.message, 'WATCH /api/v1/nodes: no answer within 1000ms');
+});
+
+// ---- Nodes in protobuf (kube-protobuf.ts), on a real server's captured answers --------------
+
+const PROTOBUF_FIXTURES = join(import.meta.dirname, '..', '..', 'test', 'fixtures', 'kube-protobuf');
+const captured = (name: string): Buffer => readFileSync(join(PROTOBUF_FIXTURES, name));
+const NODES_LIST = { method: 'GET' as const, path: '/api/v1/nodes', what: 'LIST /api/v1/nodes' };
+
+test('a request given a protobuf reader asks for protobuf first, reads a protobuf answer with it, and a JSON answer as JSON', async (t) => {
+  const accepts: Array<string | undefined> = [];
+  let answerJson = false;
+  const s = await server(t, (req, res) => {
+    accepts.push(req.headers.accept);
+    if (answerJson) return json(res, 200, { items: [{ metadata: { name: 'from-json' } }], metadata: { resourceVersion: '9' } });
+    res.writeHead(200, { 'content-type': 'application/vnd.kubernetes.protobuf' });
+    res.end(captured('nodes.pb'));
+  });
+  const c = client(t, target(s.url));
+  const fromProtobuf = await c.request<ListPage<Node>>({ ...NODES_LIST, protobuf: decodeNodeList });
+  assert.deepEqual(fromProtobuf.items.map((n) => n.metadata.name), ['np-node-1', 'np-node-2', 'np-node-3']);
+  answerJson = true;
+  const fromJson = await c.request<ListPage<Node>>({ ...NODES_LIST, protobuf: decodeNodeList });
+  assert.deepEqual(fromJson.items.map((n) => n.metadata.name), ['from-json']);
+  await c.request<ListPage<Node>>(NODES_LIST);
+  assert.deepEqual(accepts, ['application/vnd.kubernetes.protobuf, application/json', 'application/vnd.kubernetes.protobuf, application/json', 'application/json']);
+});
+
+test('a protobuf watch is read frame by frame, however its chunks cut the frames and their length prefixes', async (t) => {
+  const stream = captured('watch-initial.pb');
+  const s = await server(t, (_req, res) => {
+    res.writeHead(200, { 'content-type': 'application/vnd.kubernetes.protobuf;stream=watch' });
+    // Cuts inside the first length prefix, inside a frame, and at a frame's end.
+    for (const [from, to] of [[0, 2], [2, 1000], [1000, 3274], [3274, stream.length]] as const) res.write(stream.subarray(from, to));
+    res.end();
+  });
+  const c = client(t, target(s.url));
+  const events: Array<WatchEvent<Node>> = [];
+  await c.watch({ ...WATCH, signal: new AbortController().signal, protobuf: decodeNodeWatchEvent }, (e) => events.push(e as WatchEvent<Node>));
+  assert.deepEqual(events.map((e) => `${e.type} ${e.object.metadata.name ?? ''}`), ['ADDED np-node-1', 'ADDED np-node-2', 'ADDED np-node-3', 'BOOKMARK ', 'MODIFIED np-node-2', 'MODIFIED np-node-3']);
+});
+
+test('an error answer in protobuf is the same KubeApiError as its JSON; an unreadable answer or a watch cut inside a frame is bad_response', async (t) => {
+  let answer: 'status' | 'garbage' | 'cut' = 'status';
+  const s = await server(t, (_req, res) => {
+    if (answer === 'status') {
+      res.writeHead(404, { 'content-type': 'application/vnd.kubernetes.protobuf' });
+      res.end(captured('status404.pb'));
+    } else if (answer === 'garbage') {
+      res.writeHead(200, { 'content-type': 'application/vnd.kubernetes.protobuf' });
+      res.end(Buffer.from('{"items":[]}'));
+    } else {
+      res.writeHead(200, { 'content-type': 'application/vnd.kubernetes.protobuf;stream=watch' });
+      res.end(captured('watch-initial.pb').subarray(0, 3000));
+    }
+  });
+  const c = client(t, target(s.url));
+  await assert.rejects(c.request({ ...NODES_LIST, protobuf: decodeNodeList }), (err: unknown) =>
+    err instanceof KubeApiError && err.code === 'not_found' && err.status === 404 && err.message.includes('nodes "no-such-node" not found'));
+  answer = 'garbage';
+  await assert.rejects(c.request({ ...NODES_LIST, protobuf: decodeNodeList }), (err: unknown) =>
+    err instanceof KubeApiError && err.code === 'bad_response' && /protobuf body that cannot be read: not a Kubernetes protobuf object/.test(err.message));
+  answer = 'cut';
+  await assert.rejects(c.watch({ ...WATCH, signal: new AbortController().signal, protobuf: decodeNodeWatchEvent }, () => undefined), (err: unknown) =>
+    err instanceof KubeApiError && err.code === 'bad_response' && /the watch ended inside an event \(3000 bytes of it\)/.test(err.message));
 });

@@ -9,6 +9,10 @@
 // - watch(): streams one JSON event per line to a callback, with an IDLE timeout instead: a
 //   watch may last minutes, but a watch that sends nothing for its idle window is dead
 //   (a half-open connection);
+// - either, given a protobuf decoder (kube-protobuf.ts: the Node readers'), asks for protobuf
+//   first and JSON second, and reads whichever the server chose by the answer's Content-Type: the
+//   whole body, or a watch's length-prefixed frames. An error answer in protobuf is a Status,
+//   read into the same KubeApiError as its JSON;
 // - one method per call the product makes (the agent, the elector, the controller's marker,
 //   cleanup and verify), each on a path of api-paths.ts, so no module outside src/kube/ writes a
 //   path or picks a verb. No generated API classes: the product needs a dozen calls, and the
@@ -25,10 +29,11 @@ import { wallMs, type Clock } from '../clock/clock.ts';
 import { http } from '../node-http.ts';
 import { VERSION } from '../version.ts';
 import { eventsPath, leasePath, leasesPath, nodePath, podsPath } from './api-paths.ts';
-import { errorFromBadBody, errorFromCredentials, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
+import { errorFromBadBody, errorFromBadProtobuf, errorFromCredentials, errorFromResponse, errorFromTransport, KubeApiError } from './kube-api-error.ts';
 import type { KubeAuth, PreparedRequest } from './auth/kube-auth.ts';
 import type { KubeEvent, Lease, Node } from './kube-types.ts';
-import { readBody, readJsonLines, type ReadControl } from './response-reader.ts';
+import { ACCEPT_PROTOBUF_OR_JSON, CONTENT_TYPE_PROTOBUF, decodeStatus } from './kube-protobuf.ts';
+import { readBody, readBytes, readFrames, readJsonLines, type ReadControl } from './response-reader.ts';
 
 /** Upstream's node heartbeat client times out every request at 10 s. */
 export const DEFAULT_TIMEOUT_MS = 10_000;
@@ -68,6 +73,8 @@ export interface KubeRequest extends CallOptions {
   readonly contentType?: string;
   /** What is asked, for errors and logs: "PATCH leases nodepulse/node-1". */
   readonly what: string;
+  /** Reads a 2xx answer in protobuf; present, the request accepts protobuf before JSON. */
+  readonly protobuf?: ((body: Buffer) => unknown) | undefined;
 }
 
 export interface WatchRequest {
@@ -78,6 +85,8 @@ export interface WatchRequest {
   /** A watch that receives nothing for this long fails as timed out. */
   readonly idleMs: number;
   readonly what: string;
+  /** Reads one event frame of a watch in protobuf; present, the watch accepts protobuf before JSON. */
+  readonly protobuf?: ((frame: Buffer) => unknown) | undefined;
 }
 
 type Timing = { readonly ms: number; readonly idle: boolean };
@@ -210,6 +219,14 @@ export class KubeClient {
     const ms = req.timeoutMs ?? this.#timeoutMs;
     return this.#send(req, { ms, idle: false }, async (response, control) => {
       const status = response.statusCode ?? 0;
+      if (req.protobuf !== undefined && isProtobuf(response)) {
+        const bytes = await readBytes(response, this.#maxBytes, control);
+        try {
+          return req.protobuf(bytes) as T;
+        } catch (err) {
+          throw errorFromBadProtobuf(req.what, status, err);
+        }
+      }
       const body = await readBody(response, this.#maxBytes, control);
       let value: unknown;
       try {
@@ -228,8 +245,35 @@ export class KubeClient {
    * or with what onEvent threw.
    */
   watch(req: WatchRequest, onEvent: (event: unknown) => void): Promise<void> {
-    const full: KubeRequest = { method: 'GET', path: req.path, query: { ...req.query, watch: 'true' }, signal: req.signal, what: req.what };
-    return this.#send(full, { ms: req.idleMs, idle: true }, (response, control) => readJsonLines(response, MAX_WATCH_LINE_BYTES, control, onEvent));
+    const full: KubeRequest = { method: 'GET', path: req.path, query: { ...req.query, watch: 'true' }, signal: req.signal, what: req.what, protobuf: req.protobuf };
+    const decode = req.protobuf;
+    return this.#send(full, { ms: req.idleMs, idle: true }, (response, control) => {
+      if (decode === undefined || !isProtobuf(response)) return readJsonLines(response, MAX_WATCH_LINE_BYTES, control, onEvent);
+      const status = response.statusCode ?? 0;
+      return readFrames(response, MAX_WATCH_LINE_BYTES, control, (frame) => {
+        let event: unknown;
+        try {
+          event = decode(frame);
+        } catch (err) {
+          throw errorFromBadProtobuf(req.what, status, err);
+        }
+        onEvent(event);
+      });
+    });
+  }
+
+  /**
+   * An error answer's body as the JSON errorFromResponse reads: a protobuf Status is read into
+   * the same fields; one that cannot be read leaves the body to say so.
+   */
+  async #errorBody(response: IncomingMessage, control: ReadControl): Promise<string> {
+    if (!isProtobuf(response)) return readBody(response, this.#maxBytes, control);
+    const bytes = await readBytes(response, this.#maxBytes, control);
+    try {
+      return JSON.stringify({ kind: 'Status', ...decodeStatus(bytes) });
+    } catch (err) {
+      return `(a protobuf Status that cannot be read: ${err instanceof Error ? err.message : String(err)})`;
+    }
   }
 
   /** Destroys the connections: calls in flight fail. */
@@ -254,7 +298,8 @@ export class KubeClient {
     } catch (err) {
       throw errorFromCredentials(what, err);
     }
-    const headers: Record<string, string> = { accept: CONTENT_TYPE_JSON, 'user-agent': `nodepulse/${VERSION}`, ...prepared.headers };
+    const accept = req.protobuf === undefined ? CONTENT_TYPE_JSON : ACCEPT_PROTOBUF_OR_JSON;
+    const headers: Record<string, string> = { accept, 'user-agent': `nodepulse/${VERSION}`, ...prepared.headers };
     let payload: Buffer | undefined;
     if (req.body !== undefined) {
       payload = Buffer.from(JSON.stringify(req.body));
@@ -299,7 +344,7 @@ export class KubeClient {
       });
       const status = response.statusCode ?? 0;
       if (status >= 200 && status <= 299) return await read(response, control);
-      const body = await readBody(response, this.#maxBytes, control);
+      const body = await this.#errorBody(response, control);
       const err = errorFromResponse(what, status, body, headerValue(response.headers['retry-after']), wallMs(this.#clock));
       if (status !== 401) throw err;
       const problem = await this.#auth.unauthorized(prepared);
@@ -309,6 +354,11 @@ export class KubeClient {
       caller?.removeEventListener('abort', onCallerAbort);
     }
   }
+}
+
+/** Whether the server answered in protobuf (a whole object, or a watch's frames). */
+function isProtobuf(response: IncomingMessage): boolean {
+  return (response.headers['content-type'] ?? '').startsWith(CONTENT_TYPE_PROTOBUF);
 }
 
 function aborted(signal: AbortSignal | undefined): boolean {

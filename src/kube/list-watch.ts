@@ -97,6 +97,12 @@ export interface ListWatchSource<T extends KubeObject> {
   watchList?(signal: AbortSignal, onEvent: (event: WatchEvent<T>) => void): Promise<void>;
 }
 
+/** How a collection's answers in protobuf are read: a list page, and one watch event's frame. */
+export interface ProtobufReaders<T> {
+  readonly list: (body: Buffer) => ListPage<T>;
+  readonly event: (frame: Buffer) => WatchEvent<T>;
+}
+
 /** The annotation of the BOOKMARK that ends a streaming list's initial events. */
 export const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
 
@@ -133,6 +139,8 @@ export function kubeListWatch<T extends KubeObject>(options: {
   readonly fieldSelector?: string | undefined;
   /** Whether to offer the streaming list (default true); false lists in pages only. */
   readonly streamingList?: boolean;
+  /** Readers of the collection in protobuf (kube-protobuf.ts NODE_PROTOBUF); present, lists and watches ask for it first. */
+  readonly protobuf?: ProtobufReaders<T> | undefined;
   readonly random?: () => number;
 }): ListWatchSource<T> {
   const { client, path } = options;
@@ -150,6 +158,7 @@ export function kubeListWatch<T extends KubeObject>(options: {
         query: { ...selector, limit: String(limit), ...(continueToken === undefined ? {} : { continue: continueToken }) },
         signal,
         what: `LIST ${path}`,
+        protobuf: options.protobuf?.list,
       }),
     watch: (resourceVersion, signal, onEvent) => streamWatch({ resourceVersion }, signal, onEvent, `WATCH ${path}`),
     ...(options.streamingList === false
@@ -164,7 +173,7 @@ export function kubeListWatch<T extends KubeObject>(options: {
     const timeoutSeconds = Math.floor(WATCH_TIMEOUT_MIN_S * (1 + random()));
     const query = { ...selector, ...extra, allowWatchBookmarks: 'true', timeoutSeconds: String(timeoutSeconds) };
     try {
-      await client.watch({ path, query, signal, idleMs: timeoutSeconds * 1000 + IDLE_SLACK_MS, what }, (value) => {
+      await client.watch({ path, query, signal, idleMs: timeoutSeconds * 1000 + IDLE_SLACK_MS, what, protobuf: options.protobuf?.event }, (value) => {
         const event = value as WatchEvent<T>;
         if (event.type === 'ERROR') throw watchError(what, event.object as WatchErrorStatus);
         onEvent(event);

@@ -1,9 +1,12 @@
-// Reading an API server's answer off a node:http response, two ways, both bounded:
-// - readBody: the whole body, at most maxBytes (a plain request, or an error answer);
-// - readJsonLines: one JSON value per line as it streams (a watch), at most maxLineBytes a line.
+// Reading an API server's answer off a node:http response, three ways, all bounded:
+// - readBytes / readBody: the whole body, at most maxBytes (a plain request, or an error answer);
+// - readJsonLines: one JSON value per line as it streams (a JSON watch), at most maxLineBytes a
+//   line;
+// - readFrames: one frame per event as it streams (a protobuf watch: a 4-byte big-endian length,
+//   then that many bytes), at most maxFrameBytes a frame.
 //
-// Failure modes: a body or a line over its bound, or a line that is not JSON, rejects with a
-// KubeApiError 'bad_response' and destroys the response; a stream error or an aborted response
+// Failure modes: a body, a line or a frame over its bound, a line that is not JSON, or a stream
+// that ends inside a frame, rejects with a KubeApiError 'bad_response' and destroys the response; a stream error or an aborted response
 // rejects with what `transportError` maps it to (the caller knows whether its timer or its caller
 // aborted it). A callback that throws ends the stream with its error.
 import type { IncomingMessage } from 'node:http';
@@ -18,7 +21,11 @@ export interface ReadControl {
   readonly transportError: (err: unknown) => Error;
 }
 
-export function readBody(response: IncomingMessage, maxBytes: number, control: ReadControl): Promise<string> {
+export async function readBody(response: IncomingMessage, maxBytes: number, control: ReadControl): Promise<string> {
+  return (await readBytes(response, maxBytes, control)).toString('utf8');
+}
+
+export function readBytes(response: IncomingMessage, maxBytes: number, control: ReadControl): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -33,7 +40,7 @@ export function readBody(response: IncomingMessage, maxBytes: number, control: R
       }
       chunks.push(chunk);
     });
-    response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    response.on('end', () => resolve(Buffer.concat(chunks)));
     response.on('error', (err) => reject(control.transportError(err)));
     response.on('aborted', () => reject(control.transportError(new Error('response aborted'))));
   });
@@ -86,6 +93,62 @@ export function readJsonLines(response: IncomingMessage, maxLineBytes: number, c
       if (failed) return;
       if (pendingBytes > 0) line(Buffer.concat(pending));
       if (!failed) resolve();
+    });
+    response.on('error', (err) => fail(control.transportError(err)));
+    response.on('aborted', () => fail(control.transportError(new Error('response aborted'))));
+  });
+}
+
+/** The length prefix of a protobuf watch frame. */
+const FRAME_PREFIX_BYTES = 4;
+
+export function readFrames(response: IncomingMessage, maxFrameBytes: number, control: ReadControl, onFrame: (frame: Buffer) => void): Promise<void> {
+  const status = response.statusCode ?? 0;
+  const { what } = control;
+  return new Promise<void>((resolve, reject) => {
+    // The chunks of the frame being read, joined once it is whole (a large event arrives in many).
+    let chunks: Buffer[] = [];
+    let size = 0;
+    /** The frame's length once its prefix is in; -1 before. */
+    let length = -1;
+    let failed = false;
+    const fail = (err: Error): void => {
+      if (failed) return;
+      failed = true;
+      reject(err);
+      response.destroy();
+    };
+    response.on('data', (chunk: Buffer) => {
+      control.onData?.();
+      chunks.push(chunk);
+      size += chunk.length;
+      while (!failed && size >= FRAME_PREFIX_BYTES) {
+        if (length < 0) {
+          const head = (chunks[0] as Buffer).length >= FRAME_PREFIX_BYTES ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+          length = head.readUInt32BE(0);
+          if (length > maxFrameBytes) {
+            fail(new KubeApiError('bad_response', `${what}: a watch event larger than ${maxFrameBytes} bytes (${length})`, { status, what }));
+            return;
+          }
+        }
+        if (size < FRAME_PREFIX_BYTES + length) return;
+        const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+        const frame = all.subarray(FRAME_PREFIX_BYTES, FRAME_PREFIX_BYTES + length);
+        const rest = all.subarray(FRAME_PREFIX_BYTES + length);
+        chunks = rest.length === 0 ? [] : [rest];
+        size = rest.length;
+        length = -1;
+        try {
+          onFrame(frame);
+        } catch (err) {
+          fail(err instanceof Error ? err : new Error(String(err)));
+        }
+      }
+    });
+    response.on('end', () => {
+      if (failed) return;
+      if (size > 0) fail(new KubeApiError('bad_response', `${what}: the watch ended inside an event (${size} bytes of it)`, { status, what }));
+      else resolve();
     });
     response.on('error', (err) => fail(control.transportError(err)));
     response.on('aborted', () => fail(control.transportError(new Error('response aborted'))));

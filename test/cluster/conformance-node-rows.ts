@@ -9,8 +9,9 @@ import { agentDaemonSet, type DaemonSetObject } from '../../src/controller/agent
 import { markerApi } from '../../src/controller/node-marker.ts';
 import { nodeRecord } from '../../src/fleet/fleet-view.ts';
 import type { NodeReadiness } from '../../src/fleet/readiness.ts';
+import { NODE_PROTOBUF } from '../../src/kube/kube-protobuf.ts';
 import type { Node } from '../../src/kube/kube-types.ts';
-import { kubeListWatch, type WatchEvent } from '../../src/kube/list-watch.ts';
+import { kubeListWatch, type ListPage, type WatchEvent } from '../../src/kube/list-watch.ts';
 import { formatMicroTime } from '../../src/kube/meta-time.ts';
 import { listAsRead, nodeAsRead, observe, watchAsRead, type Outcome } from './conformance-read.ts';
 import type { ApiAnswer } from './api-request.ts';
@@ -176,16 +177,23 @@ export const NODE_ROWS: readonly Row[] = [
     },
   },
   {
-    name: 'node LIST (fleet, the controller, cleanup)',
+    name: 'node LIST (fleet and the controller asking for protobuf, cleanup for JSON): one reading either way',
     sends: [`GET ${NODES}?limit`],
-    product: 'kube/list-watch.ts kubeListWatch list of /api/v1/nodes',
+    product: 'kube/list-watch.ts kubeListWatch list of /api/v1/nodes, with kube/kube-protobuf.ts NODE_PROTOBUF (fleet, the controller) and without (cleanup)',
     expect: 'ok',
     async run(ctx) {
       await kubeletNode(ctx, 'list-a', { conditions: [OUR_STALE_CONDITION] });
       await kubeletNode(ctx, 'list-b', { taints: [SILENT_TAINT] });
-      const source = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes' });
+      const readers = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes', protobuf: NODE_PROTOBUF });
+      const cleanup = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes' });
       const ours = (n: Node): boolean => n.metadata.name?.startsWith(ctx.name('list-')) === true;
-      return observe(() => source.list({ signal: new AbortController().signal, limit: 500 }), (page) => listAsRead(page, (n) => nodeAsRead(n, ctx.rv), ours));
+      const asRead = (page: ListPage<Node>): unknown => listAsRead(page, (n) => nodeAsRead(n, ctx.rv), ours);
+      const asJson = asRead(await cleanup.list({ signal: new AbortController().signal, limit: 500 }));
+      return observe(() => readers.list({ signal: new AbortController().signal, limit: 500 }), (page) => {
+        const read = asRead(page);
+        assert.deepEqual(read, asJson, 'the list read from protobuf (or the JSON a server without it answers) must read as the JSON list does');
+        return read;
+      });
     },
   },
   {
@@ -196,13 +204,14 @@ export const NODE_ROWS: readonly Row[] = [
     async run(ctx) {
       const node = await kubeletNode(ctx, 'watch');
       const other = await kubeletNode(ctx, 'watch-other');
-      const source = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes' });
+      const source = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes', protobuf: NODE_PROTOBUF });
       const listed = await source.list({ signal: new AbortController().signal, limit: 500 });
       await ctx.client().patchNodeStatus(node.name, { status: { conditions: [OUR_STALE_CONDITION] } });
       const gone = await ctx.target.send({ method: 'DELETE', path: `/api/v1/nodes/${node.name}` });
       assert.equal(gone.status, 200, `precondition: Node ${node.name} must be deleted: ${gone.body}`);
       const events = await watchToEnd(ctx.client(), '/api/v1/nodes', { resourceVersion: listed.metadata.resourceVersion ?? '' }, {
         live: () => ctx.client().patchNodeStatus(other.name, { status: { conditions: [OUR_STALE_CONDITION] } }),
+        protobuf: NODE_PROTOBUF.event,
       });
       return { outcome: 'ok', read: watchAsRead(events as WatchEvent<Node>[], (n) => nodeAsRead(n, ctx.rv), (n) => n.metadata.name === node.name) };
     },
@@ -216,7 +225,7 @@ export const NODE_ROWS: readonly Row[] = [
     async run(ctx) {
       const a = await kubeletNode(ctx, 'stream-a', { conditions: [OUR_STALE_CONDITION] });
       await kubeletNode(ctx, 'stream-b', { taints: [SILENT_TAINT] });
-      const source = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes', random: () => 0 });
+      const source = kubeListWatch<Node>({ client: ctx.client(), path: '/api/v1/nodes', random: () => 0, protobuf: NODE_PROTOBUF });
       const ours = (n: Node): boolean => n.metadata.name?.startsWith(ctx.name('stream-')) === true;
       const events = await streamingListUntil(source, {
         live: () => ctx.client().patchNodeStatus(a.name, { status: { conditions: [{ ...OUR_STALE_CONDITION, status: 'False', reason: 'RelistHealthy', message: 'relist was last seen active 1s ago' }] } }),

@@ -219,7 +219,8 @@ export function recording<T extends object>(api: T, calls: Array<{ call: string;
  * none, on either).
  */
 export async function watchToEnd(
-  client: KubeClient, path: string, query: Readonly<Record<string, string>>, options: { seconds?: number; live?: () => Promise<unknown> } = {},
+  client: KubeClient, path: string, query: Readonly<Record<string, string>>,
+  options: { seconds?: number; live?: () => Promise<unknown>; protobuf?: (frame: Buffer) => unknown } = {},
 ): Promise<WatchEvent<unknown>[]> {
   const seconds = options.seconds ?? WATCH_SECONDS;
   const events: WatchEvent<unknown>[] = [];
@@ -229,6 +230,7 @@ export async function watchToEnd(
   try {
     await client.watch({
       path, query: { ...query, allowWatchBookmarks: 'true', timeoutSeconds: String(seconds) }, signal: abort.signal, idleMs: (seconds + 10) * 1000, what: `WATCH ${path}`,
+      protobuf: options.protobuf,
     }, (e) => {
       events.push(e as WatchEvent<unknown>);
       if (live === undefined && options.live !== undefined) live = options.live();
