@@ -22,8 +22,8 @@
 //
 // Uses the test cluster that is up; with none up it brings one up as the tests' shared cluster
 // (SHARED_CLUSTER_ARGS in test/cluster/layout.ts) and takes it down at the end. Prints the
-// figures per node; --json FILE writes the run and the verdict. Exit codes: 0 passed; 1 a false verdict, a lease gap, or a step failed; 2 a wrong
-// option.
+// figures per node; --json FILE writes the run and the verdict. Exit codes: 0 passed; 1 a false
+// verdict, a lease gap, or a step failed; 2 a wrong option.
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
