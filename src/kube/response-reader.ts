@@ -46,12 +46,18 @@ export function readBytes(response: IncomingMessage, maxBytes: number, control: 
   });
 }
 
-export function readJsonLines(response: IncomingMessage, maxLineBytes: number, control: ReadControl, onValue: (value: unknown) => void): Promise<void> {
-  const status = response.statusCode ?? 0;
-  const { what } = control;
+/**
+ * What a streamed read (a watch) shares, whatever its framing: each chunk restarts the idle timer
+ * and goes to onChunk; the end goes to onEnd; a failure rejects once and destroys the response.
+ * `fail` is handed to both, and a callback of the caller that throws fails the read with its error.
+ */
+function readStream(
+  response: IncomingMessage,
+  control: ReadControl,
+  onChunk: (chunk: Buffer, fail: (err: Error) => void) => void,
+  onEnd: (fail: (err: Error) => void) => void,
+): Promise<void> {
   return new Promise<void>((resolve, reject) => {
-    let pending: Buffer[] = [];
-    let pendingBytes = 0;
     let failed = false;
     const fail = (err: Error): void => {
       if (failed) return;
@@ -59,43 +65,64 @@ export function readJsonLines(response: IncomingMessage, maxLineBytes: number, c
       reject(err);
       response.destroy();
     };
-    const line = (bytes: Buffer): void => {
-      if (bytes.length === 0) return;
-      let value: unknown;
-      try {
-        value = JSON.parse(bytes.toString('utf8'));
-      } catch (err) {
-        fail(new KubeApiError('bad_response', `${what}: a watch line that is not JSON`, { status, what, cause: err }));
-        return;
-      }
-      try {
-        onValue(value);
-      } catch (err) {
-        fail(err instanceof Error ? err : new Error(String(err)));
-      }
-    };
     response.on('data', (chunk: Buffer) => {
       control.onData?.();
-      let start = 0;
-      for (let i = chunk.indexOf(10); i !== -1 && !failed; i = chunk.indexOf(10, start)) {
-        const part = chunk.subarray(start, i);
-        line(pending.length === 0 ? part : Buffer.concat([...pending, part]));
-        pending = [];
-        pendingBytes = 0;
-        start = i + 1;
-      }
-      if (failed || start >= chunk.length) return;
-      pending.push(chunk.subarray(start));
-      pendingBytes += chunk.length - start;
-      if (pendingBytes > maxLineBytes) fail(new KubeApiError('bad_response', `${what}: a watch event larger than ${maxLineBytes} bytes`, { status, what }));
+      if (!failed) onChunk(chunk, fail);
     });
     response.on('end', () => {
       if (failed) return;
-      if (pendingBytes > 0) line(Buffer.concat(pending));
+      onEnd(fail);
       if (!failed) resolve();
     });
     response.on('error', (err) => fail(control.transportError(err)));
     response.on('aborted', () => fail(control.transportError(new Error('response aborted'))));
+  });
+}
+
+/** Calls `callback`; what it throws fails the read. Returns whether it returned. */
+function deliver(callback: () => void, fail: (err: Error) => void): boolean {
+  try {
+    callback();
+    return true;
+  } catch (err) {
+    fail(err instanceof Error ? err : new Error(String(err)));
+    return false;
+  }
+}
+
+export function readJsonLines(response: IncomingMessage, maxLineBytes: number, control: ReadControl, onValue: (value: unknown) => void): Promise<void> {
+  const status = response.statusCode ?? 0;
+  const { what } = control;
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  /** One line: parsed and given to onValue; false once the read failed. */
+  const line = (bytes: Buffer, fail: (err: Error) => void): boolean => {
+    if (bytes.length === 0) return true;
+    let value: unknown;
+    try {
+      value = JSON.parse(bytes.toString('utf8'));
+    } catch (err) {
+      fail(new KubeApiError('bad_response', `${what}: a watch line that is not JSON`, { status, what, cause: err }));
+      return false;
+    }
+    return deliver(() => onValue(value), fail);
+  };
+  return readStream(response, control, (chunk, fail) => {
+    let start = 0;
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, start)) {
+      const part = chunk.subarray(start, i);
+      const ok = line(pending.length === 0 ? part : Buffer.concat([...pending, part]), fail);
+      pending = [];
+      pendingBytes = 0;
+      start = i + 1;
+      if (!ok) return;
+    }
+    if (start >= chunk.length) return;
+    pending.push(chunk.subarray(start));
+    pendingBytes += chunk.length - start;
+    if (pendingBytes > maxLineBytes) fail(new KubeApiError('bad_response', `${what}: a watch event larger than ${maxLineBytes} bytes`, { status, what }));
+  }, (fail) => {
+    if (pendingBytes > 0) line(Buffer.concat(pending), fail);
   });
 }
 
@@ -105,52 +132,33 @@ const FRAME_PREFIX_BYTES = 4;
 export function readFrames(response: IncomingMessage, maxFrameBytes: number, control: ReadControl, onFrame: (frame: Buffer) => void): Promise<void> {
   const status = response.statusCode ?? 0;
   const { what } = control;
-  return new Promise<void>((resolve, reject) => {
-    // The chunks of the frame being read, joined once it is whole (a large event arrives in many).
-    let chunks: Buffer[] = [];
-    let size = 0;
-    /** The frame's length once its prefix is in; -1 before. */
-    let length = -1;
-    let failed = false;
-    const fail = (err: Error): void => {
-      if (failed) return;
-      failed = true;
-      reject(err);
-      response.destroy();
-    };
-    response.on('data', (chunk: Buffer) => {
-      control.onData?.();
-      chunks.push(chunk);
-      size += chunk.length;
-      while (!failed && size >= FRAME_PREFIX_BYTES) {
-        if (length < 0) {
-          const head = (chunks[0] as Buffer).length >= FRAME_PREFIX_BYTES ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-          length = head.readUInt32BE(0);
-          if (length > maxFrameBytes) {
-            fail(new KubeApiError('bad_response', `${what}: a watch event larger than ${maxFrameBytes} bytes (${length})`, { status, what }));
-            return;
-          }
-        }
-        if (size < FRAME_PREFIX_BYTES + length) return;
-        const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
-        const frame = all.subarray(FRAME_PREFIX_BYTES, FRAME_PREFIX_BYTES + length);
-        const rest = all.subarray(FRAME_PREFIX_BYTES + length);
-        chunks = rest.length === 0 ? [] : [rest];
-        size = rest.length;
-        length = -1;
-        try {
-          onFrame(frame);
-        } catch (err) {
-          fail(err instanceof Error ? err : new Error(String(err)));
+  // The chunks of the frame being read, joined once it is whole (a large event arrives in many).
+  let chunks: Buffer[] = [];
+  let size = 0;
+  /** The frame's length once its prefix is in; -1 before. */
+  let length = -1;
+  return readStream(response, control, (chunk, fail) => {
+    chunks.push(chunk);
+    size += chunk.length;
+    while (size >= FRAME_PREFIX_BYTES) {
+      if (length < 0) {
+        const head = (chunks[0] as Buffer).length >= FRAME_PREFIX_BYTES ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+        length = head.readUInt32BE(0);
+        if (length > maxFrameBytes) {
+          fail(new KubeApiError('bad_response', `${what}: a watch event larger than ${maxFrameBytes} bytes (${length})`, { status, what }));
+          return;
         }
       }
-    });
-    response.on('end', () => {
-      if (failed) return;
-      if (size > 0) fail(new KubeApiError('bad_response', `${what}: the watch ended inside an event (${size} bytes of it)`, { status, what }));
-      else resolve();
-    });
-    response.on('error', (err) => fail(control.transportError(err)));
-    response.on('aborted', () => fail(control.transportError(new Error('response aborted'))));
+      if (size < FRAME_PREFIX_BYTES + length) return;
+      const all = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size);
+      const frame = all.subarray(FRAME_PREFIX_BYTES, FRAME_PREFIX_BYTES + length);
+      const rest = all.subarray(FRAME_PREFIX_BYTES + length);
+      chunks = rest.length === 0 ? [] : [rest];
+      size = rest.length;
+      length = -1;
+      if (!deliver(() => onFrame(frame), fail)) return;
+    }
+  }, (fail) => {
+    if (size > 0) fail(new KubeApiError('bad_response', `${what}: the watch ended inside an event (${size} bytes of it)`, { status, what }));
   });
 }
