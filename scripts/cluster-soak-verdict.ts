@@ -27,6 +27,11 @@ export interface NodeSoakRecord {
   readonly renewalsMs: readonly number[];
   /** Every scrape of nodepulse_runtime_observable (undefined: no sample in that scrape). */
   readonly observable: ReadonlyArray<{ readonly atMs: number; readonly value: number | undefined }>;
+  /**
+   * Every renewTime of the node's own kubelet Lease (kube-node-lease), ms since the run's start:
+   * the control plane's side of a gap. Shown beside ours; not judged.
+   */
+  readonly kubeletRenewalsMs?: readonly number[];
 }
 
 export interface SoakRun {
@@ -40,6 +45,9 @@ export interface NodeSoakSummary {
   readonly node: string;
   readonly renewals: number;
   readonly longestGap: Gap | undefined;
+  /** The kubelet Lease's longest gap over the run, and its longest gap overlapping ours. */
+  readonly kubeletLongestGap: Gap | undefined;
+  readonly kubeletGapAtOurs: Gap | undefined;
   /** The gap from the last renewal to the end of the run. */
   readonly tailGapMs: number | undefined;
   readonly trueSeen: number;
@@ -53,6 +61,14 @@ export interface SoakJudgement {
   readonly nodes: readonly NodeSoakSummary[];
   /** The renew interval + 1 s. */
   readonly allowedGapMs: number;
+}
+
+/** The renewals from the last one at or before `fromMs` to the first one at or after `toMs`. */
+export function around(renewalsMs: readonly number[], fromMs: number, toMs: number): number[] {
+  const sorted = [...renewalsMs].sort((a, b) => a - b);
+  const first = Math.max(0, sorted.findLastIndex((w) => w <= fromMs));
+  const after = sorted.findIndex((w) => w >= toMs);
+  return sorted.slice(first, after < 0 ? sorted.length : after + 1);
 }
 
 const s = (ms: number): string => `${(ms / 1000).toFixed(1)} s`;
@@ -78,7 +94,9 @@ export function judgeClusterSoak(run: SoakRun): SoakJudgement {
       problems.push(`${n.node}: lease gap ${s(gap.lengthMs)} from ${s(gap.fromMs)} must be at most ${s(allowedGapMs)} (the renew interval + 1 s)`);
     }
     if (tailGapMs !== undefined && tailGapMs > allowedGapMs) problems.push(`${n.node}: no renewal in the last ${s(tailGapMs)} of the run; must be at most ${s(allowedGapMs)}`);
-    return { node: n.node, renewals: new Set(n.renewalsMs).size, longestGap: gap, tailGapMs, trueSeen: trues.length, cannotObserveSeen: blind.length, scrapes: n.observable.length };
+    const kubelet = n.kubeletRenewalsMs ?? [];
+    const kubeletGapAtOurs = gap === undefined ? undefined : longestGap(around(kubelet, gap.fromMs, gap.fromMs + gap.lengthMs));
+    return { node: n.node, renewals: new Set(n.renewalsMs).size, longestGap: gap, kubeletLongestGap: longestGap(kubelet), kubeletGapAtOurs, tailGapMs, trueSeen: trues.length, cannotObserveSeen: blind.length, scrapes: n.observable.length };
   });
   return { ok: problems.length === 0, problems, nodes, allowedGapMs };
 }

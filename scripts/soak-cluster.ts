@@ -17,6 +17,10 @@
 // | what is watched               | every node's condition and its agent Lease's renewTime, every    |
 // |                               | POLL_MS; each agent's nodepulse_runtime_observable, every        |
 // |                               | SCRAPE_MS, through the API server's pod proxy                    |
+// | beside it, not judged         | each node's kubelet Lease (kube-node-lease), polled alike, so a  |
+// |                               | gap in ours shows whether the kubelet's renewals stopped too     |
+// |                               | (the API server or etcd stalled, not the agent); each agent's    |
+// |                               | nodepulse_lease_renewals_total at the last scrape, by result     |
 // | the verdict                   | scripts/cluster-soak-verdict.ts: no True, no cannot-observe, no  |
 // |                               | lease gap longer than the renew interval + 1 s                   |
 //
@@ -66,6 +70,15 @@ interface Recording {
   conditions: Array<{ atMs: number; status: string; reason: string }>;
   renewalsMs: number[];
   observable: Array<{ atMs: number; value: number | undefined }>;
+  kubeletRenewalsMs: number[];
+  /** The agent's nodepulse_lease_renewals_total lines at the last scrape. */
+  leaseRenewals: string[];
+}
+
+/** A Lease's renewTime as ms since the run's start, added to `into` when it moved. */
+function noteRenewal(renewTime: string | undefined, startWall: number, into: number[]): void {
+  const at = renewTime === undefined ? NaN : Date.parse(renewTime) - startWall;
+  if (Number.isFinite(at) && at >= 0 && into[into.length - 1] !== at) into.push(at);
 }
 
 /** Keeps `perNode` pods on each node, replacing the oldest every CHURN_EVERY_MS. */
@@ -145,8 +158,9 @@ async function watch(cluster: SharedCluster, startWall: number, startMono: numbe
           if (last === undefined || last.status !== c.status || last.reason !== (c.reason ?? '') || c.status !== 'False') r.conditions.push({ atMs, status: c.status, reason: c.reason ?? '' });
         }
         const lease = (await cluster.request(`/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases/${n.name}`)).json as { spec?: { renewTime?: string } };
-        const at = lease.spec?.renewTime === undefined ? NaN : Date.parse(lease.spec.renewTime) - startWall;
-        if (Number.isFinite(at) && at >= 0 && r.renewalsMs[r.renewalsMs.length - 1] !== at) r.renewalsMs.push(at);
+        noteRenewal(lease.spec?.renewTime, startWall, r.renewalsMs);
+        const kubelet = (await cluster.request(`/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${n.name}`)).json as { spec?: { renewTime?: string } };
+        noteRenewal(kubelet.spec?.renewTime, startWall, r.kubeletRenewalsMs);
       } catch (err) {
         log(`watch ${n.name}: ${err instanceof Error ? err.message : String(err)}`);
       }
@@ -158,8 +172,11 @@ async function watch(cluster: SharedCluster, startWall: number, startMono: numbe
         const r = rec.get(p.spec.nodeName ?? '');
         if (r === undefined) continue;
         const m = await podGet(cluster, p, 9356, '/metrics').catch(() => undefined);
-        const line = m?.body.split('\n').find((l) => l.startsWith('nodepulse_runtime_observable'));
+        const lines = m?.body.split('\n') ?? [];
+        const line = lines.find((l) => l.startsWith('nodepulse_runtime_observable'));
         r.observable.push({ atMs, value: line === undefined ? undefined : Number(line.split(' ').pop()) });
+        const renewals = lines.filter((l) => l.startsWith('nodepulse_lease_renewals_total'));
+        if (renewals.length > 0) r.leaseRenewals = renewals;
       }
     }
     await clock.sleep(POLL_MS);
@@ -209,7 +226,7 @@ async function main(): Promise<number> {
     const startWall = wallMs(clock);
     const until = (): boolean => clock.monotonicMs() - startMono >= askedMs;
     const errors = new Map<string, string>();
-    const rec = new Map<string, Recording>(cluster.state.nodes.map((n) => [n.name, { conditions: [], renewalsMs: [], observable: [] }]));
+    const rec = new Map<string, Recording>(cluster.state.nodes.map((n) => [n.name, { conditions: [], renewalsMs: [], observable: [], kubeletRenewalsMs: [], leaseRenewals: [] }]));
     // The run lasts as long as the watch; the churn workers finish their step after it.
     const [pods, images, ranMs] = await Promise.all([churnPods(cluster, perNode, until, errors), churnImages(cluster, until, errors), watch(cluster, startWall, startMono, until, rec)]);
     const nodes: NodeSoakRecord[] = [...rec].map(([node, r]) => ({ node, ...r }));
@@ -217,9 +234,10 @@ async function main(): Promise<number> {
     const s = (ms: number | undefined): string => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s`);
     process.stdout.write([
       `soak:cluster: ${(ranMs / 60_000).toFixed(1)} min at the shipped defaults; ${pods} pods created, ${images} image import/removal rounds per node${errors.size === 0 ? '' : `; churn errors: ${[...errors].map(([k, v]) => `${k}: ${v}`).join('; ')}`}`,
-      '| node | renewals | longest lease gap | allowed | True seen | cannot-observe seen | scrapes |',
-      '|---|---|---|---|---|---|---|',
-      ...verdict.nodes.map((n) => `| ${n.node} | ${n.renewals} | ${s(n.longestGap?.lengthMs)} | ${s(verdict.allowedGapMs)} | ${n.trueSeen} | ${n.cannotObserveSeen} | ${n.scrapes} |`),
+      '| node | renewals | longest lease gap | allowed | the kubelet Lease\'s longest gap (during ours) | True seen | cannot-observe seen | scrapes |',
+      '|---|---|---|---|---|---|---|---|',
+      ...verdict.nodes.map((n) => `| ${n.node} | ${n.renewals} | ${s(n.longestGap?.lengthMs)} from ${s(n.longestGap?.fromMs)} | ${s(verdict.allowedGapMs)} | ${s(n.kubeletLongestGap?.lengthMs)} (${s(n.kubeletGapAtOurs?.lengthMs)}) | ${n.trueSeen} | ${n.cannotObserveSeen} | ${n.scrapes} |`),
+      ...[...rec].map(([node, r]) => `${node}: ${r.leaseRenewals.join(', ')}`),
       verdict.ok ? 'passed' : `failed:\n${verdict.problems.join('\n')}`,
       '',
     ].join('\n'));

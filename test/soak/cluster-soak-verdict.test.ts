@@ -1,7 +1,7 @@
 // judgeClusterSoak, row by row of its table.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { judgeClusterSoak, type NodeSoakRecord, type SoakRun } from '../../scripts/cluster-soak-verdict.ts';
+import { around, judgeClusterSoak, type NodeSoakRecord, type SoakRun } from '../../scripts/cluster-soak-verdict.ts';
 
 const every10s = (fromMs: number, toMs: number): number[] => {
   const out: number[] = [];
@@ -45,4 +45,24 @@ test('each false verdict and each gap is a problem naming the node, the time and
     assert.deepEqual(j.problems, problems, name);
     assert.equal(j.ok, problems.length === 0, `${name}: ok`);
   }
+});
+
+test('the kubelet Lease beside ours: its longest gap, and its gap across ours, are shown and never judged', () => {
+  const n = healthy('node-1');
+  // Ours stops from 909 s to 934.5 s; the kubelet's renewals stop from 905 s to 930 s (the API server stalled for both).
+  const ours = [...every10s(0, 900_000).filter((w) => w <= 909_000), 909_000, 934_500, ...every10s(944_700, 3_600_000)];
+  const kubelet = [...every10s(0, 900_000).filter((w) => w <= 905_000), 905_000, 930_000, ...every10s(940_000, 3_600_000)];
+  const j = judgeClusterSoak(run([{ ...n, renewalsMs: ours, kubeletRenewalsMs: kubelet }]));
+  assert.deepEqual(j.problems, ['node-1: lease gap 25.5 s from 909.0 s must be at most 11.0 s (the renew interval + 1 s)']);
+  assert.deepEqual(j.nodes[0]?.kubeletGapAtOurs, { fromMs: 905_000, toMs: 930_000, lengthMs: 25_000 });
+  assert.equal(j.nodes[0]?.kubeletLongestGap?.lengthMs, 25_000);
+  const without = judgeClusterSoak(run([n]));
+  assert.equal(without.nodes[0]?.kubeletGapAtOurs, undefined, 'no kubelet renewals recorded: nothing shown');
+});
+
+test('around: the renewals from the last at or before the start to the first at or after the end', () => {
+  assert.deepEqual(around([0, 10, 20, 30, 40], 15, 25), [10, 20, 30]);
+  assert.deepEqual(around([0, 10, 20, 30, 40], 10, 30), [10, 20, 30]);
+  assert.deepEqual(around([20, 30], 5, 100), [20, 30]);
+  assert.deepEqual(around([], 5, 100), []);
 });
