@@ -175,3 +175,9 @@ test('bad input is refused with an error naming what was wrong and where', () =>
   refused(message([1, 'bytes', 'ADDED']), decodeNodeWatchEvent, /a watch event \(ADDED\) without an object/);
   refused(watchEvent('ADDED', envelope('Status', Buffer.alloc(0))), decodeNodeWatchEvent, /kind "Status" where Node was expected/);
 });
+
+test('an empty Time message is the zero time (JSON null) and is left out; seconds 0 is 1970', () => {
+  const meta = (time: Buffer): Buffer => message([2, 'bytes', message([1, 'bytes', message([1, 'bytes', 'n'], [8, 'bytes', time])])]);
+  assert.deepEqual(decodeNodeList(envelope('NodeList', meta(Buffer.alloc(0)))).items[0]?.metadata, { name: 'n' });
+  assert.deepEqual(decodeNodeList(envelope('NodeList', meta(message([1, 'varint', 0])))).items[0]?.metadata, { name: 'n', creationTimestamp: '1970-01-01T00:00:00Z' });
+});

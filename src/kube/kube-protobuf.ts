@@ -32,8 +32,8 @@
 // writes every optional scalar, empty or not, where its JSON leaves out a field marked omitempty
 // when empty: so an empty name, uid, resourceVersion, label map, reason, message, taint value, a
 // false unschedulable or a zero status code is left out here too; a condition's type and status
-// and a taint's key and effect are kept even when empty, as the JSON keeps them; a zero time (Go's
-// year 1, JSON's null) is left out. A scalar seen twice keeps the last; a repeated field or a map
+// and a taint's key and effect are kept even when empty, as the JSON keeps them; a zero time (an
+// empty Time message; JSON's null) is left out. A scalar seen twice keeps the last; a repeated field or a map
 // entry appends. Unknown fields of wire types 0, 1, 2 and 5 are skipped (no message of these
 // protos uses groups).
 //
@@ -186,12 +186,13 @@ function unwrap(bytes: Buffer, kinds: readonly string[]): { kind: string; raw: C
   return { kind, raw: raw ?? new Cursor(bytes, bytes.length) };
 }
 
-/** Go's zero time (year 1), which metav1.Time writes as JSON null. */
-const ZERO_TIME_SECONDS = -62_135_596_800;
-
-/** metav1.Time as its JSON: RFC 3339 in whole seconds (the nanos are not part of it); undefined for the zero time. */
+/**
+ * metav1.Time as its JSON: RFC 3339 in whole seconds (the nanos are not part of it). The zero
+ * time (Go's year 1, JSON's null) is written as an empty message, with no seconds at all: it
+ * reads as undefined, and the field is left out.
+ */
 function time(c: Cursor): string | undefined {
-  let seconds = 0;
+  let seconds: number | undefined;
   while (c.more()) {
     const [field, wire] = c.tag();
     if (field === 1) {
@@ -199,7 +200,7 @@ function time(c: Cursor): string | undefined {
       seconds = c.int64();
     } else c.skip(field, wire);
   }
-  if (seconds === ZERO_TIME_SECONDS) return undefined;
+  if (seconds === undefined) return undefined;
   const date = new Date(seconds * 1000);
   if (Number.isNaN(date.getTime())) throw new NodeProtobufError(`a time of ${seconds} seconds, outside what a date can hold`);
   return date.toISOString().replace(/\.\d{3}Z$/, 'Z');

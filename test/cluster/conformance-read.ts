@@ -148,10 +148,12 @@ export function watchAsRead<T>(events: readonly WatchEvent<T>[], item: (value: T
     const rv = (e.object as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion;
     if (e.type === 'BOOKMARK') {
       const last = out[out.length - 1] as { type?: string } | undefined;
-      // The product reads only the resourceVersion; the rest of the object is compared too, as
-      // the shape a client decodes (the kind's empty object).
-      const metadata = { ...(e.object as { metadata?: object }).metadata, resourceVersion: rvAtLeast(rv, seen) };
-      if (last?.type !== 'BOOKMARK') out.push({ type: 'BOOKMARK', object: { ...(e.object as object), metadata } });
+      // The product reads a bookmark's resourceVersion and its annotations (the end of a
+      // streaming list's initial events), and nothing else: the Node readers decode it from
+      // protobuf, trimmed, so the rest of its object is no shape the product sees.
+      const annotations = (e.object as { metadata?: { annotations?: object } }).metadata?.annotations;
+      const metadata = { resourceVersion: rvAtLeast(rv, seen), ...(annotations === undefined ? {} : { annotations }) };
+      if (last?.type !== 'BOOKMARK') out.push({ type: 'BOOKMARK', object: { metadata } });
       continue;
     }
     if (e.type === 'ERROR') {
