@@ -14,7 +14,7 @@
 //   NodeSpec:    4 unschedulable, 5 taints {1 key, 2 value, 3 effect, 4 timeAdded}
 //   NodeStatus:  4 conditions {1 type, 2 status, 3 lastHeartbeatTime, 4 lastTransitionTime,
 //                5 reason, 6 message}, 7 nodeInfo {6 containerRuntimeVersion}
-//   Time:        1 seconds, 2 nanos (written as RFC 3339 in whole seconds, as metav1.Time's JSON is)
+//   Time:        1 seconds (RFC 3339 in whole seconds, as metav1.Time's JSON is; nanos skipped)
 //   NodeList:    1 metadata {2 resourceVersion, 3 continue}, 2 items
 //   Status:      3 message, 4 reason, 5 details {5 retryAfterSeconds}, 6 code
 // The result has the shape of the JSON object (kube-types.ts), holding only these fields, so the
@@ -33,9 +33,9 @@
 // when empty: so an empty name, uid, resourceVersion, label map, reason, message, taint value, a
 // false unschedulable or a zero status code is left out here too; a condition's type and status
 // and a taint's key and effect are kept even when empty, as the JSON keeps them; a zero time (an
-// empty Time message; JSON's null) is left out. A scalar seen twice keeps the last; a repeated field or a map
-// entry appends. Unknown fields of wire types 0, 1, 2 and 5 are skipped (no message of these
-// protos uses groups).
+// empty Time message; JSON's null) is left out. A scalar seen twice keeps the last; a repeated
+// field or a map entry appends. Unknown fields of wire types 0, 1, 2 and 5 are skipped (no
+// message of these protos uses groups).
 //
 // Failure modes, each a NodeProtobufError naming what was wrong: no `k8s\0` prefix, a kind other
 // than the one expected, a content encoding (the server never compresses an embedded object),
