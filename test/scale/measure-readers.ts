@@ -6,7 +6,8 @@
 // |                        | namespace with its service account's token and  | nodepulse_controller_nodes = N); RSS   |
 // |                        | CA at the pod's path, KUBERNETES_SERVICE_HOST/  | then; RSS every few seconds over the   |
 // |                        | PORT, the shipped Deployment's args (its        | steady window and its CPU over it      |
-// |                        | --http-address moved to a free loopback port)   |                                        |
+// |                        | --http-address moved to a free loopback port),  |                                        |
+// |                        | the image's ENV (MALLOC_ARENA_MAX=1)            |                                        |
 // | `nodepulse fleet -o json` | the built CLI with the admin's kubeconfig, as | spawn → exit (wall), peak RSS (VmHWM,  |
 // |                        | a person runs it from a laptop                  | by /usr/bin/time), the exit code (0 or |
 // |                        |                                                 | 1: both are verdicts)                  |
@@ -21,6 +22,7 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Clock } from '../../src/clock/clock.ts';
+import { AGENT_ENV } from '../../src/cli/agent-node-flags.ts';
 import { AGENT_MAIN, NODE_24 } from '../support/agent-process.ts';
 import { inPodCommand, writeServiceAccount } from '../support/in-cluster.ts';
 import type { AdminApi } from './admin-api.ts';
@@ -74,7 +76,7 @@ export async function measureController(options: {
   const started = clock.monotonicMs();
   const child = spawn(command.file, command.args, {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...account.env, POD_NAMESPACE: AGENT_NAMESPACE, POD_NAME: 'nodepulse-controller-scale', ...options.env },
+    env: { PATH: process.env['PATH'] ?? '/usr/bin:/bin', ...AGENT_ENV, ...account.env, POD_NAMESPACE: AGENT_NAMESPACE, POD_NAME: 'nodepulse-controller-scale', ...options.env },
   });
   let logs = '';
   child.stdout.on('data', (d: Buffer) => {
