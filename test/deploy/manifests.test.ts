@@ -323,11 +323,15 @@ test('minReadySeconds is longer than the latest a liveness failure after the sta
   }
 });
 
-test('the controller\'s memory covers its steady state at 5,000 Nodes on the real API server in docs/bench.md: a request of its RSS plus 20 %, a limit twice its RSS', () => {
+test('the controller\'s memory covers its largest steady state at 5,000 Nodes on the real API server in docs/bench.md: a request of that RSS plus 20 %, a limit twice it', () => {
   const bench = readFileSync(join(REPO_ROOT, 'docs', 'bench.md'), 'utf8');
-  const row = /^\| [^|]*\(this build\) \| [\d.]+ \| [\d.]+ s \| [\d.]+; [\d.]+ \/ ([\d.]+) MiB/m.exec(bench);
-  assert.ok(row, 'precondition: docs/bench.md has the real API server\'s table with this build\'s controller (RSS at sync; steady median / max)');
-  const rssMiB = Number(row[1]);
+  // The rows of the build that reads Nodes in protobuf (this one): "| protobuf | agents | env | sync |
+  // median (max), median (max) MiB | …", one median and max per run.
+  const rows = [...bench.matchAll(/^\| protobuf \| [\d,]+ \| [^|]+ \| [^|]+ \| ([^|]+) MiB \|/gm)];
+  assert.ok(rows.length >= 2, 'precondition: docs/bench.md has the real API server\'s table with this build\'s controller runs');
+  const maxima = rows.flatMap((row) => [...(row[1] as string).matchAll(/\(([\d.]+)\)/g)].map((m) => Number(m[1])));
+  assert.ok(maxima.length >= rows.length, `precondition: every protobuf row gives each run's maximum in parentheses: ${rows.map((r) => r[1]).join(' | ')}`);
+  const rssMiB = Math.max(...maxima);
   for (const objects of [kustomizeAll, helmAll]) {
     const deployment = objects.find((o) => o.kind === 'Deployment' && o.metadata?.name?.endsWith('-controller') === true);
     const resources = (deployment?.['spec'] as { template: { spec: { containers: Array<{ resources: { requests: Record<string, string>; limits: Record<string, string> } }> } } } | undefined)
