@@ -50,12 +50,15 @@ test('frames are read whole however the chunks cut them: inside a length prefix,
 });
 
 test('a stream that ends inside a frame or its prefix, or a frame over the bound, is bad_response naming the bytes', async () => {
-  const stream = Buffer.concat([frame('whole'), frame('cut short')]);
-  await assert.rejects(framesOf(cut(stream.subarray(0, stream.length - 3), 11)), (err: unknown) =>
+  const whole = frame('whole');
+  const stream = Buffer.concat([whole, frame('cut short')]);
+  // The second frame's 4-byte prefix and 6 of its 9 bytes, the chunks cut inside the prefix.
+  await assert.rejects(framesOf(cut(stream.subarray(0, stream.length - 3), whole.length + 2)), (err: unknown) =>
     err instanceof KubeApiError && err.code === 'bad_response' && /ended inside an event \(10 bytes of it\)/.test(err.message));
-  await assert.rejects(framesOf(cut(stream.subarray(0, 9 + 4))), (err: unknown) =>
+  // Its prefix and nothing after; then half of its prefix.
+  await assert.rejects(framesOf(cut(stream.subarray(0, whole.length + 4))), (err: unknown) =>
     err instanceof KubeApiError && err.code === 'bad_response' && /ended inside an event \(4 bytes of it\)/.test(err.message));
-  await assert.rejects(framesOf(cut(stream.subarray(0, 9 + 2))), (err: unknown) =>
+  await assert.rejects(framesOf(cut(stream.subarray(0, whole.length + 2))), (err: unknown) =>
     err instanceof KubeApiError && err.code === 'bad_response' && /ended inside an event \(2 bytes of it\)/.test(err.message));
   await assert.rejects(framesOf(cut(frame('x'.repeat(17))), 16), (err: unknown) =>
     err instanceof KubeApiError && err.code === 'bad_response' && /a watch event larger than 16 bytes \(17\)/.test(err.message));
