@@ -338,11 +338,12 @@ test('a request given a protobuf reader asks for protobuf first, reads a protobu
   assert.deepEqual(accepts, ['application/vnd.kubernetes.protobuf, application/json', 'application/vnd.kubernetes.protobuf, application/json', 'application/json']);
 });
 
-test('a protobuf watch is read frame by frame, however its chunks cut the frames and their length prefixes', async (t) => {
+test('a protobuf watch is read frame by frame: a real server\'s captured stream, written in pieces', async (t) => {
   const stream = captured('watch-initial.pb');
   const s = await server(t, (_req, res) => {
     res.writeHead(200, { 'content-type': 'application/vnd.kubernetes.protobuf;stream=watch' });
-    // Cuts inside the first length prefix, inside a frame, and at a frame's end.
+    // Written cut inside the first length prefix, inside a frame and at a frame's end; the socket
+    // may join the pieces, so the cuts themselves are held in response-reader.test.ts.
     for (const [from, to] of [[0, 2], [2, 1000], [1000, 3274], [3274, stream.length]] as const) res.write(stream.subarray(from, to));
     res.end();
   });
