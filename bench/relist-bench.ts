@@ -1,4 +1,4 @@
-// The relist comparison: per row (a runtime and a node size), three sides, each a process of its
+// The relist comparison: per row (a runtime and a node size), four sides, each a process of its
 // own, against one runtime in yet another process, measured in the same sitting and interleaved.
 //
 // | side      | one relist is                                                                   |
@@ -7,6 +7,8 @@
 // | nodepulse | Relister.tick() as the agent runs it (bench/relist-child.ts)                    |
 // | kubelet   | kubelet 1.34.4's own CRI client, k8s.io/cri-client (bench/kubelet-cri), the two |
 // |           | lists one after the other as the PLEG asks them                                  |
+// | transport | grpc-js alone: the same two calls, the answers never decoded: the part of any    |
+// |           | Node.js relist that is the calls themselves                                      |
 //
 // | runtime    | size  | pods × containers per pod | why                                          |
 // |------------|-------|---------------------------|----------------------------------------------|
@@ -18,12 +20,13 @@
 // | containerd | 330   | 110 × 3 (fewer in --quick)| a full default node, on the runtime users run|
 //
 // nodepulse's side runs with the agent's Node.js settings and environment
-// (src/cli/agent-node-flags.ts), as the agent runs its relist; the floor runs with Node's
+// (src/cli/agent-node-flags.ts), as the agent runs its relist, and so does the transport side,
+// which is nodepulse's relist without its decode and bookkeeping; the floor runs with Node's
 // defaults, as a plain Node.js client would. The settings cost the relist CPU (V8 stops at
 // Maglev: docs/bench.md has the relist with Node's defaults beside it), so the rows give
 // nodepulse's cost where users pay it, not its best.
 //
-// Fairness: the three sides start one after the other (each connects and makes its warm-up
+// Fairness: the sides start one after the other (each connects and makes its warm-up
 // relists), then the measured relists run in ROUNDS: in each round every side makes one batch,
 // and the order of the sides rotates from round to round. A shift in the machine's load during
 // a row therefore falls on every side alike. Only one side runs at a time; the runtime has the
@@ -43,7 +46,7 @@ import { SideProcess } from './side-process.ts';
 import type { SideBatch } from './relist-child.ts';
 
 export type RuntimeKind = 'containerd' | 'simulated';
-export type SideName = 'floor' | 'nodepulse' | 'kubelet';
+export type SideName = 'floor' | 'nodepulse' | 'kubelet' | 'transport';
 
 export interface RelistSize {
   readonly containers: number;
@@ -66,7 +69,8 @@ export interface SideResult {
   readonly bytes?: number;
   readonly rssMiB: number;
   readonly peakRssMiB: number;
-  readonly items: number;
+  /** Absent for the transport side, which does not decode the answers. */
+  readonly items?: number;
 }
 
 export interface SizeResult {
@@ -78,6 +82,7 @@ export interface SizeResult {
   readonly nodepulse: SideResult;
   /** Absent when the kubelet side could not be built (outside CI only). */
   readonly kubelet?: SideResult;
+  readonly transport: SideResult;
 }
 
 const MIB = 1024 * 1024;
@@ -87,10 +92,19 @@ const RAISED_LIMIT = 64 * MIB;
 const START_TIMEOUT_MS = 120_000;
 const BATCH_TIMEOUT_MS = 120_000;
 
+/**
+ * Relists per side on an empty runtime. An empty relist costs about half a millisecond, mostly
+ * grpc-js's two calls on every Node side alike, so the Node sides differ by tens of
+ * microseconds, less than the machine's load moves them within a second or two. More relists in
+ * more rounds spread that drift over the sides alike; 3,000 in 20 rounds cost each side about 2 s.
+ */
+const EMPTY_RELISTS = 3_000;
+const EMPTY_ROUNDS = 20;
+
 /** The simulated runtime's sizes. */
 export function simulatedSizes(quick: boolean): RelistSize[] {
   return [
-    size(0, 0, 0, quick ? 50 : 500, quick ? 5 : 10),
+    size(0, 0, 0, quick ? 50 : EMPTY_RELISTS, quick ? 5 : EMPTY_ROUNDS),
     size(330, 110, 3, quick ? 50 : 400, quick ? 5 : 10),
     size(1_000, 100, 10, quick ? 30 : 200, quick ? 5 : 10),
     size(10_000, 1_000, 10, quick ? 5 : 40, quick ? 5 : 8),
@@ -99,7 +113,7 @@ export function simulatedSizes(quick: boolean): RelistSize[] {
 
 /** The real containerd's sizes; `pods` is how many pods the node is filled with. */
 export function containerdSizes(quick: boolean, pods: number): RelistSize[] {
-  return [size(0, 0, 0, quick ? 50 : 500, quick ? 5 : 10), size(pods * 3, pods, 3, quick ? 50 : 400, quick ? 5 : 10)];
+  return [size(0, 0, 0, quick ? 50 : EMPTY_RELISTS, quick ? 5 : EMPTY_ROUNDS), size(pods * 3, pods, 3, quick ? 50 : 400, quick ? 5 : 10)];
 }
 
 function size(containers: number, pods: number, containersPerPod: number, iterations: number, rounds: number): RelistSize {
@@ -125,25 +139,44 @@ export interface RowOptions {
   readonly log: (line: string) => void;
 }
 
-/** One row: the three sides against one runtime, interleaved in rounds. */
+/** How to start one side: its name, the file to run, its arguments and its environment. */
+export interface SideSpec {
+  readonly name: SideName;
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly env: NodeJS.ProcessEnv;
+}
+
+/**
+ * The sides against one runtime: floor, nodepulse, transport and, when its binary is given,
+ * kubelet. nodepulse and transport run with the agent's settings (see the header).
+ */
+export function sideSpecs(endpoint: string, row: Pick<RelistSize, 'warmup' | 'maxMessageBytes'>, kubeletBinary: string | undefined): SideSpec[] {
+  const node = (name: 'floor' | 'nodepulse' | 'transport'): SideSpec => {
+    const asAgent = name !== 'floor';
+    return {
+      name,
+      file: process.execPath,
+      args: [
+        ...(asAgent ? AGENT_NODE_FLAGS : []),
+        'bench/relist-child.ts', '--side', name, '--endpoint', endpoint, '--warmup', String(row.warmup), '--max-message-bytes', String(row.maxMessageBytes),
+      ],
+      env: asAgent ? { ...process.env, ...AGENT_ENV } : process.env,
+    };
+  };
+  const specs = [node('floor'), node('nodepulse'), node('transport')];
+  if (kubeletBinary !== undefined) specs.push({ name: 'kubelet', file: kubeletBinary, args: ['--endpoint', endpoint, '--warmup', String(row.warmup)], env: process.env });
+  return specs;
+}
+
+/** One row: every side against one runtime, interleaved in rounds. */
 export async function runRow(options: RowOptions): Promise<SizeResult> {
   const { root, runtime, endpoint, size: row, log } = options;
-  const node = (side: 'floor' | 'nodepulse'): [SideName, string, string[], NodeJS.ProcessEnv] => [
-    side,
-    process.execPath,
-    [
-      // nodepulse's relist runs as in the agent, with the agent's settings (see the header).
-      ...(side === 'nodepulse' ? AGENT_NODE_FLAGS : []),
-      'bench/relist-child.ts', '--side', side, '--endpoint', endpoint, '--warmup', String(row.warmup), '--max-message-bytes', String(row.maxMessageBytes),
-    ],
-    side === 'nodepulse' ? { ...process.env, ...AGENT_ENV } : process.env,
-  ];
-  const specs: [SideName, string, string[], NodeJS.ProcessEnv][] = [node('floor'), node('nodepulse')];
-  if (options.kubeletBinary !== undefined) specs.push(['kubelet', options.kubeletBinary, ['--endpoint', endpoint, '--warmup', String(row.warmup)], process.env]);
+  const specs = sideSpecs(endpoint, row, options.kubeletBinary);
 
   const sides: { name: SideName; process: SideProcess; bytes: number | undefined; batches: SideBatch[] }[] = [];
   try {
-    for (const [name, file, args, env] of specs) {
+    for (const { name, file, args, env } of specs) {
       const { side, ready } = await SideProcess.start(`${runtime} ${row.containers} ${name}`, file, args, { cwd: root, timeoutMs: START_TIMEOUT_MS, env });
       sides.push({ name, process: side, bytes: ready.bytes, batches: [] });
     }
@@ -172,24 +205,27 @@ export async function runRow(options: RowOptions): Promise<SizeResult> {
       ...(last.bytes === undefined ? {} : { bytes: last.bytes }),
       rssMiB: last.rssMiB,
       peakRssMiB: last.peakRssMiB,
-      items: last.items,
+      ...(last.items === undefined ? {} : { items: last.items }),
     });
   }
   const floor = results.get('floor')!;
   const nodepulse = results.get('nodepulse')!;
+  const transport = results.get('transport')!;
   const kubelet = results.get('kubelet');
   const where = `${runtime} ${row.containers}`;
-  if (floor.items !== nodepulse.items || floor.bytes !== nodepulse.bytes) {
-    throw new Error(`${where}: floor received ${floor.items} items in ${floor.bytes} bytes and nodepulse ${nodepulse.items} in ${nodepulse.bytes}; they must get the same answers`);
+  if (floor.items !== nodepulse.items || floor.bytes !== nodepulse.bytes || transport.bytes !== floor.bytes) {
+    throw new Error(
+      `${where}: floor received ${floor.items} items in ${floor.bytes} bytes, nodepulse ${nodepulse.items} in ${nodepulse.bytes} and transport ${transport.bytes} bytes; they must get the same answers`,
+    );
   }
   if (kubelet !== undefined && kubelet.items !== floor.items) throw new Error(`${where}: kubelet received ${kubelet.items} items and floor ${floor.items}; they must get the same answers`);
   const expected = row.pods + row.containers;
   if (floor.items !== expected) throw new Error(`${where}: the runtime listed ${floor.items} items, it must list ${row.pods} pods and ${row.containers} containers`);
   log(
-    `relist ${where}: CPU ms per relist floor ${floor.cpuMsPerRelist.toFixed(2)}, nodepulse ${nodepulse.cpuMsPerRelist.toFixed(2)}` +
+    `relist ${where}: CPU ms per relist floor ${floor.cpuMsPerRelist.toFixed(2)}, nodepulse ${nodepulse.cpuMsPerRelist.toFixed(2)}, transport ${transport.cpuMsPerRelist.toFixed(2)}` +
       (kubelet === undefined ? '' : `, kubelet ${kubelet.cpuMsPerRelist.toFixed(2)}`),
   );
-  return { runtime, containers: row.containers, pods: row.pods, maxMessageBytes: row.maxMessageBytes, floor, nodepulse, ...(kubelet === undefined ? {} : { kubelet }) };
+  return { runtime, containers: row.containers, pods: row.pods, maxMessageBytes: row.maxMessageBytes, floor, nodepulse, ...(kubelet === undefined ? {} : { kubelet }), transport };
 }
 
 /** Socket path for a simulated row, in the bench's temp dir. */

@@ -1,7 +1,7 @@
 // One Node.js side of the relist benchmark, in a process of its own (so that its CPU and RSS
 // are this side's alone; the runtime runs in yet another process).
 //
-//   node bench/relist-child.ts --side floor|nodepulse --endpoint unix:///… --warmup W \
+//   node bench/relist-child.ts --side floor|nodepulse|transport --endpoint unix:///… --warmup W \
 //        --max-message-bytes B
 //
 // | side      | one relist is                                                                  |
@@ -10,6 +10,10 @@
 // |           | String, enums: String, defaults: true): ListPodSandbox ∥ ListContainers        |
 // | nodepulse | Relister.tick(): the runtime client's relist, the ledger, the lifecycle diff,  |
 // |           | the counts, and the agent's metrics for the outcome (recordRelistOutcome)      |
+// | transport | grpc-js alone: the same two calls, each answer's bytes counted and never       |
+// |           | decoded. What any client on grpc-js pays before it reads an item: no Node.js   |
+// |           | relist can cost less, so it shows how much of one is the decode and the        |
+// |           | bookkeeping, and how much the calls themselves                                 |
 //
 // The protocol, shared with the kubelet side (bench/kubelet-cri/main.go), so that the harness
 // (relist-sides.ts) drives every side alike and interleaves them:
@@ -21,8 +25,9 @@
 //     first `run` for the first), so work deferred past one batch (the collector's) is counted
 //     against the next, and the sum over batches is every CPU second the side spent measuring;
 //   - stdin closed, or `exit`: the client is closed and the process ends with status 0.
-// `bytes` is the size of the two received protobuf answers of one relist. Any failed relist ends
-// the process with status 1 and one line on stderr.
+// `bytes` is the size of the two received protobuf answers of one relist; `items` is absent for
+// the transport side, which never decodes them. Any failed relist ends the process with status 1
+// and one line on stderr.
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
@@ -40,13 +45,14 @@ const RELIST_DEADLINE_MS = 60_000;
 const RELIST_THRESHOLD_MS = 180_000;
 const MIB = 1024 * 1024;
 
-export type NodeSideName = 'floor' | 'nodepulse';
+export type NodeSideName = 'floor' | 'nodepulse' | 'transport';
 
 /** The ready line. */
 export interface SideReady {
   readonly side: string;
   readonly ready: true;
-  readonly items: number;
+  /** Absent for the transport side, which does not decode the answers. */
+  readonly items?: number;
   /** Absent for a side that cannot see the wire (the kubelet's client). */
   readonly bytes?: number;
 }
@@ -55,7 +61,7 @@ export interface SideReady {
 export interface SideBatch {
   readonly cpuMs: number;
   readonly wallsMs: readonly number[];
-  readonly items: number;
+  readonly items?: number;
   readonly bytes?: number;
   readonly rssMiB: number;
   readonly peakRssMiB: number;
@@ -69,8 +75,8 @@ interface Args {
   maxMessageBytes: number;
 }
 
-/** One relist: resolves with the bytes and items received. */
-type RelistOnce = () => Promise<{ bytes: number; items: number }>;
+/** One relist: resolves with the bytes received, and the items where the side decodes them. */
+type RelistOnce = () => Promise<{ bytes: number; items?: number }>;
 
 function parse(argv: string[]): Args {
   const { values } = parseArgs({
@@ -84,7 +90,9 @@ function parse(argv: string[]): Args {
     strict: true,
   });
   const side = values.side;
-  if (side !== 'floor' && side !== 'nodepulse') throw new Error(`--side: ${JSON.stringify(side ?? '')} must be floor or nodepulse`);
+  if (side !== 'floor' && side !== 'nodepulse' && side !== 'transport') {
+    throw new Error(`--side: ${JSON.stringify(side ?? '')} must be floor, nodepulse or transport`);
+  }
   const endpoint = values.endpoint ?? '';
   if (!endpoint.startsWith('unix://')) throw new Error(`--endpoint: ${JSON.stringify(endpoint)} must be a unix:// URL`);
   const whole = (name: string, text: string | undefined, min: number): number => {
@@ -139,6 +147,34 @@ async function floorRelist(args: Args, clock: SystemClock): Promise<{ relist: Re
   };
 }
 
+/**
+ * grpc-js alone: the floor's two calls with an empty request (both list requests are empty
+ * messages, which encode to no bytes) and a deserializer that returns the answer's length.
+ */
+function transportRelist(args: Args, clock: SystemClock): { relist: RelistOnce; close: () => void } {
+  const client = new grpc.Client(args.endpoint, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': args.maxMessageBytes,
+  });
+  const noBytes = Buffer.alloc(0);
+  const serialize = (): Buffer => noBytes;
+  const length = (bytes: Buffer): number => bytes.length;
+  const unary = (name: string): Promise<number> =>
+    new Promise((resolve, reject) => {
+      const deadline = new Date(clock.wallMicros() / 1000 + RELIST_DEADLINE_MS);
+      client.makeUnaryRequest(`/${CRI_SERVICE_NAME}/${name}`, serialize, length, {}, new grpc.Metadata(), { deadline }, (err, bytes) => {
+        if (err === null && bytes !== undefined) resolve(bytes);
+        else reject(err ?? new Error(`${name}: no answer and no error`));
+      });
+    });
+  return {
+    relist: async () => {
+      const [sandboxes, containers] = await Promise.all([unary('ListPodSandbox'), unary('ListContainers')]);
+      return { bytes: sandboxes + containers };
+    },
+    close: () => client.close(),
+  };
+}
+
 /** nodepulse: the agent's relist tick with its metrics, on a fresh registry. */
 function nodepulseRelist(args: Args, clock: SystemClock): { relist: RelistOnce; close: () => void } {
   const client = createRuntimeClient({ endpoint: args.endpoint, maxMessageBytes: args.maxMessageBytes, clock });
@@ -171,11 +207,11 @@ function write(line: object): void {
 async function main(): Promise<void> {
   const args = parse(process.argv.slice(2));
   const clock = new SystemClock();
-  const side = args.side === 'floor' ? await floorRelist(args, clock) : nodepulseRelist(args, clock);
+  const side = args.side === 'floor' ? await floorRelist(args, clock) : args.side === 'nodepulse' ? nodepulseRelist(args, clock) : transportRelist(args, clock);
   try {
     let last = await side.relist();
     for (let i = 1; i < args.warmup; i++) last = await side.relist();
-    write({ side: args.side, ready: true, items: last.items, bytes: last.bytes } satisfies SideReady);
+    write({ side: args.side, ready: true, ...last } satisfies SideReady);
     let mark: NodeJS.CpuUsage | undefined;
     for await (const line of createInterface({ input: process.stdin, crlfDelay: Infinity })) {
       const command = line.trim();
@@ -196,8 +232,7 @@ async function main(): Promise<void> {
       write({
         cpuMs,
         wallsMs,
-        items: last.items,
-        bytes: last.bytes,
+        ...last,
         rssMiB: memory.rss / MIB,
         peakRssMiB: (process.resourceUsage().maxRSS * 1024) / MIB,
         heapUsedMiB: memory.heapUsed / MIB,

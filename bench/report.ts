@@ -12,6 +12,7 @@
 // | the agent's steady state at 330 containers, in a pod | containerd | ≤ 0.5 % of one core, ≤ 80 MiB RSS |
 // | requests per lease renewal                         | any        | 1                         |
 import type { Latencies, LeaseCost, SteadyState } from './agent-bench.ts';
+import type { OneHzResult, OneHzSide } from './one-hz.ts';
 import type { RuntimeKind, SideResult, SizeResult } from './relist-bench.ts';
 import type { RssLine } from './rss-breakdown.ts';
 
@@ -32,6 +33,8 @@ export interface BenchResult {
   /** os.loadavg() when the run began and when it ended. */
   readonly load: { readonly before: readonly number[]; readonly after: readonly number[] };
   readonly sizes: readonly SizeResult[];
+  /** Every side once a second on the real containerd (absent without one). */
+  readonly oneHz?: OneHzResult;
   readonly kubelet?: { readonly client: string; readonly goVersion: string; readonly built: boolean; readonly buildSeconds?: number };
   readonly containerd?: { readonly pods: number; readonly containers: number; readonly fillSeconds: number };
   readonly steadyState?: SteadyState;
@@ -60,9 +63,10 @@ function relistTable(sizes: readonly SizeResult[]): string[] {
     '|---|---:|---|---:|---:|---:|---:|---:|',
   ];
   for (const s of sizes) {
-    const { floor: f, nodepulse: n, kubelet: k } = s;
+    const { floor: f, nodepulse: n, kubelet: k, transport: t } = s;
     out.push(sideRow(s, f), sideRow(s, n));
     if (k !== undefined) out.push(sideRow(s, k));
+    out.push(sideRow(s, t));
     out.push(`| ${s.runtime} | ${count(s.containers)} | **nodepulse / floor** | **${ratio(n.cpuMsPerRelist, f.cpuMsPerRelist)}** | ${ratio(n.p50Ms, f.p50Ms)} | ${ratio(n.p99Ms, f.p99Ms)} | ${ratio(n.bytes, f.bytes)} | ${ratio(n.rssMiB, f.rssMiB)} |`);
     if (k !== undefined) {
       out.push(`| ${s.runtime} | ${count(s.containers)} | **nodepulse / kubelet** | **${ratio(n.cpuMsPerRelist, k.cpuMsPerRelist)}** | ${ratio(n.p50Ms, k.p50Ms)} | ${ratio(n.p99Ms, k.p99Ms)} | n/a | ${ratio(n.rssMiB, k.rssMiB)} |`);
@@ -88,7 +92,11 @@ function verdicts(result: BenchResult): string[] {
     const empty = at(runtime, (n) => n === 0);
     if (empty === undefined) continue;
     const f = ratioOf(empty.nodepulse.cpuMsPerRelist, empty.floor.cpuMsPerRelist);
-    out.push(`- ${runtime}, no containers: nodepulse's CPU per relist ${f.toFixed(2)}× the floor's (target ≤ ${TARGETS.floorRatioEmpty}×): ${mark(f <= TARGETS.floorRatioEmpty)}.`);
+    const t = ratioOf(empty.transport.cpuMsPerRelist, empty.floor.cpuMsPerRelist);
+    out.push(
+      `- ${runtime}, no containers: nodepulse's CPU per relist ${f.toFixed(2)}× the floor's (target ≤ ${TARGETS.floorRatioEmpty}×): ${mark(f <= TARGETS.floorRatioEmpty)}; ` +
+        `grpc-js's two calls alone (transport) cost ${t.toFixed(2)}× the floor's.`,
+    );
   }
   const big = at('simulated', (n) => n === 10_000);
   if (big !== undefined) {
@@ -113,6 +121,33 @@ function verdicts(result: BenchResult): string[] {
   return out;
 }
 
+function oneHzRow(side: OneHzSide): string {
+  return `| ${side.side} | ${fixed(side.cpuMsPerSecond, 2)} | ${fixed(side.percentOfOneCore, 2)} | ${fixed(side.p50Ms, 2)} | ${fixed(side.rssMiB, 0)} |`;
+}
+
+/** The relist once a second, every side together, read against the steady state's CPU target. */
+function oneHzSection(r: OneHzResult): string[] {
+  const out = [
+    `### Relist at the agent's rate: every side once a second, together (${count(r.containers)} containers on ${r.runtime}, ${r.seconds} s after ${r.warmSeconds} s unmeasured)`,
+    '',
+    '| side | CPU ms per second (= per relist) | % of one core | relist p50 ms | RSS MiB |',
+    '|---|---:|---:|---:|---:|',
+    oneHzRow(r.floor),
+    oneHzRow(r.nodepulse),
+  ];
+  if (r.kubelet !== undefined) out.push(oneHzRow(r.kubelet));
+  out.push(oneHzRow(r.transport));
+  out.push('');
+  const k = r.kubelet === undefined ? 'no kubelet side' : `${ratio(r.nodepulse.cpuMsPerSecond, r.kubelet.cpuMsPerSecond)} kubelet's client's`;
+  out.push(
+    `nodepulse's relist at 1 Hz: ${ratio(r.nodepulse.cpuMsPerSecond, r.floor.cpuMsPerSecond)} the floor's, ${k}. ` +
+      `Beside the steady state's target of ${TARGETS.steadyCpuPercent} % of one core for the whole agent, the relist alone at 1 Hz costs ` +
+      `${fixed(r.nodepulse.percentOfOneCore, 2)} % by nodepulse, ${r.kubelet === undefined ? 'n/a' : fixed(r.kubelet.percentOfOneCore, 2)} % by kubelet's client, ` +
+      `and grpc-js's two calls alone, nothing decoded, ${fixed(r.transport.percentOfOneCore, 2)} %.`,
+  );
+  return out;
+}
+
 function steadyRow(st: SteadyState): string {
   return `| ${st.cpuPercentOfOneCore.toFixed(2)} | ${st.rssMiB.toFixed(1)} | ${st.rssAnonMiB.toFixed(1)} | ${st.rssFileMiB.toFixed(1)} | ${st.heapUsedMiB.toFixed(1)} | ${st.heapTotalMiB.toFixed(1)} | ${st.eventLoopLagP99Ms.toFixed(2)} | ${st.relists} | ${st.runtime} | ${count(st.containers)} |`;
 }
@@ -134,9 +169,13 @@ export function renderReport(result: BenchResult): string {
   }
   if (result.sizes.length > 0) {
     out.push('');
-    out.push('### Relist: the floor (grpc-js + proto-loader full decode), nodepulse\'s full relist tick, and kubelet\'s CRI client');
+    out.push('### Relist: the floor (grpc-js + proto-loader full decode), nodepulse\'s full relist tick, kubelet\'s CRI client, and grpc-js\'s calls alone (transport)');
     out.push('');
     out.push(...relistTable(result.sizes));
+  }
+  if (result.oneHz !== undefined) {
+    out.push('');
+    out.push(...oneHzSection(result.oneHz));
   }
   out.push('');
   out.push(...verdicts(result));

@@ -1,17 +1,19 @@
-// `npm run bench`: nodepulse's relist beside its floor and beside kubelet's own CRI client, on a
-// real containerd and on the simulated runtime; the agent's steady state as it runs in a pod;
-// its memory, its lease write cost and its latencies. Prints a Markdown report on stdout;
+// `npm run bench`: nodepulse's relist beside its floor, beside grpc-js's calls alone and beside
+// kubelet's own CRI client, on a real containerd and on the simulated runtime, back to back and
+// once a second as the agent relists; the agent's steady state as it runs in a pod; its memory,
+// its lease write cost and its latencies. Prints a Markdown report on stdout;
 // progress goes to stderr.
 //
 //   node bench/run.ts [--quick] [--json FILE] [--only relist,steady,latency,rss] [--no-containerd]
 //
-// - --quick: the same rows and sections with fewer relists, a 8 s steady-state window, a smaller
+// - --quick: the same rows and sections with fewer relists, 8 s at 1 Hz, a 8 s steady-state window, a smaller
 //   containerd node (QUICK_CONTAINERD_PODS pods, said in the report), no steady state at 1,000 and
 //   10,000 containers and one run per RSS line (CI runs it, see test/bench/bench-quick.test.ts).
 // - --json FILE: also writes the result as JSON: { quick, machine, load, sizes: [ { runtime,
 //   containers, pods, maxMessageBytes, floor: {cpuMsPerRelist, p50Ms, p99Ms, bytes, rssMiB, …},
-//   nodepulse: {…}, kubelet: {…} } ], kubelet, containerd, steadyState, steadyRss, lease,
-//   latencies, rssBreakdown, notes }.
+//   nodepulse: {…}, kubelet: {…}, transport: {…} } ], oneHz: { runtime, containers, seconds,
+//   floor: {cpuMsPerSecond, percentOfOneCore, p50Ms, …}, nodepulse, transport, kubelet },
+//   kubelet, containerd, steadyState, steadyRss, lease, latencies, rssBreakdown, notes }.
 // - --only: run some sections only (for working on one of them).
 // - --no-containerd: leave the real containerd out even when it could run.
 //
@@ -36,6 +38,7 @@ import { SystemClock } from '../src/clock/clock.ts';
 import { runLatencies, runSteadyState, simRuntime, startSim, type Latencies, type LeaseCost, type RuntimeControl, type SteadyState } from './agent-bench.ts';
 import { emptyNode, fillNode, startBenchContainerd } from './containerd-node.ts';
 import { kubeletBinary, type KubeletBinary } from './kubelet-side.ts';
+import { runOneHz } from './one-hz.ts';
 import { containerdSizes, runRow, simSocket, simulatedSizes, type SizeResult } from './relist-bench.ts';
 import { renderReport, type BenchResult } from './report.ts';
 import { runRssBreakdown } from './rss-breakdown.ts';
@@ -50,6 +53,8 @@ const RSS_WINDOW_MS = 20_000;
 const FULL_CONTAINERD_PODS = 110;
 /** --quick fills the containerd node with fewer pods, to stay within CI's time. */
 const QUICK_CONTAINERD_PODS = 30;
+/** The relist at 1 Hz (one-hz.ts): back-to-back warm-up relists, then unmeasured and measured seconds. */
+const ONE_HZ = { warmup: 20, full: { warmSeconds: 20, seconds: 60 }, quick: { warmSeconds: 2, seconds: 8 } } as const;
 const CONTAINERD_TOOLS = ['containerd', 'ctr', 'runc', 'busybox'] as const;
 const MIB = 1024 * 1024;
 /** The simulated runtime builds 10,000 containers and encodes them once; allow for a slow machine. */
@@ -181,7 +186,24 @@ async function main(): Promise<number> {
         if (args.only.has('relist')) sizes.push(await runRow({ root, runtime: 'containerd', endpoint: fixture.endpoint, size: empty!, kubeletBinary: kubelet?.path, clock, log }));
         const fill = await fillNode(fixture, { pods, containersPerPod: 3, clock, log });
         result.containerd = { pods, containers: fill.containers, fillSeconds: fill.seconds };
-        if (args.only.has('relist')) sizes.push(await runRow({ root, runtime: 'containerd', endpoint: fixture.endpoint, size: full!, kubeletBinary: kubelet?.path, clock, log }));
+        if (args.only.has('relist')) {
+          sizes.push(await runRow({ root, runtime: 'containerd', endpoint: fixture.endpoint, size: full!, kubeletBinary: kubelet?.path, clock, log }));
+          const timing = args.quick ? ONE_HZ.quick : ONE_HZ.full;
+          if (args.quick) notes.push(`--quick: the relist at 1 Hz is measured over ${timing.seconds} s, not ${ONE_HZ.full.seconds} s.`);
+          result.oneHz = await runOneHz({
+            root,
+            runtime: 'containerd',
+            endpoint: fixture.endpoint,
+            pods,
+            containers: fill.containers,
+            maxMessageBytes: full!.maxMessageBytes,
+            warmup: ONE_HZ.warmup,
+            ...timing,
+            kubeletBinary: kubelet?.path,
+            clock,
+            log,
+          });
+        }
         if (args.only.has('steady')) {
           const steady = await runSteadyState({ agentDir, dir, windowMs, endpoint: fixture.endpoint, runtime: 'containerd', containers: fill.containers, log });
           result.steadyState = steady.steady;

@@ -19,7 +19,8 @@ import { findExecutable, isRoot } from '../support/require.ts';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** --quick takes about two minutes here with the containerd rows; the bound only stops a hung run. */
 const RUN_TIMEOUT_MS = 420_000;
-const SIDE_FIELDS = ['cpuMsPerRelist', 'p50Ms', 'p99Ms', 'rssMiB', 'items'] as const;
+const SIDE_FIELDS = ['cpuMsPerRelist', 'p50Ms', 'p99Ms', 'rssMiB'] as const;
+const ONE_HZ_FIELDS = ['cpuMsPerSecond', 'percentOfOneCore', 'p50Ms', 'rssMiB'] as const;
 const SIMULATED_SIZES = [0, 330, 1_000, 10_000];
 
 interface Side {
@@ -32,6 +33,15 @@ interface Row {
   readonly floor: Side;
   readonly nodepulse: Side;
   readonly kubelet?: Side;
+  readonly transport: Side;
+}
+
+/** Each field a finite number ≥ 0. */
+function assertFigures(values: Side, fields: readonly string[], where: string): void {
+  for (const field of fields) {
+    const value = values[field];
+    assert.ok(typeof value === 'number' && Number.isFinite(value) && value >= 0, `${where}.${field}: ${String(value)} must be a finite number ≥ 0`);
+  }
 }
 
 test('npm run bench -- --quick completes and writes JSON with every row, every side and every section', { timeout: RUN_TIMEOUT_MS + 10_000 }, (t) => {
@@ -66,6 +76,7 @@ test('npm run bench -- --quick completes and writes JSON with every row, every s
     steadyState: Record<string, unknown>;
     lease: Record<string, unknown>;
     latencies: Record<string, Record<string, unknown>>;
+    oneHz?: { runtime: string; containers: number; seconds: number } & Record<'floor' | 'nodepulse' | 'transport' | 'kubelet', Side | undefined>;
     rssBreakdown: Array<{ what: string; rssMiB: number }>;
   };
   assert.equal(result.quick, true);
@@ -81,18 +92,34 @@ test('npm run bench -- --quick completes and writes JSON with every row, every s
   assert.deepEqual([...new Set(result.sizes.map((s) => s.runtime))].sort(), containerd ? ['containerd', 'simulated'] : ['simulated']);
   for (const size of result.sizes) {
     const where = `${size.runtime} ${size.containers}`;
-    const sides = go ? (['floor', 'nodepulse', 'kubelet'] as const) : (['floor', 'nodepulse'] as const);
+    const sides = go ? (['floor', 'nodepulse', 'kubelet', 'transport'] as const) : (['floor', 'nodepulse', 'transport'] as const);
     for (const side of sides) {
       const values = size[side];
       assert.ok(values !== undefined, `${where}: the ${side} side ran`);
-      for (const field of SIDE_FIELDS) {
-        const value = values[field];
-        assert.ok(typeof value === 'number' && Number.isFinite(value) && value >= 0, `${where} ${side}.${field}: ${String(value)} must be a finite number ≥ 0`);
-      }
-      assert.equal(values['items'], size.floor['items'], `${where}: ${side} received the floor's items`);
+      assertFigures(values, SIDE_FIELDS, `${where} ${side}`);
+      // The transport side never decodes, so it has no items to count; its bytes are checked below.
+      if (side !== 'transport') assert.equal(values['items'], size.floor['items'], `${where}: ${side} received the floor's items`);
     }
+    assert.equal(size.transport['items'], undefined, `${where}: the transport side counts no items`);
     assert.equal(size.floor['bytes'], size.nodepulse['bytes'], `${where}: floor and nodepulse received the same answers`);
+    assert.equal(size.transport['bytes'], size.floor['bytes'], `${where}: transport received the floor's answers`);
     assert.equal(size.nodepulse['bytes'] === 0, size.containers === 0, `${where}: bytes received are 0 only for an empty runtime`);
+  }
+  if (containerd) {
+    const oneHz = result.oneHz;
+    assert.ok(oneHz !== undefined, 'the relist at 1 Hz ran on the real containerd');
+    assert.equal(oneHz.runtime, 'containerd');
+    assert.equal(oneHz.containers, result.containerd?.containers, 'the relist at 1 Hz lists every container the node was filled with');
+    assert.equal(oneHz.seconds, 8, '--quick measures 8 s at 1 Hz');
+    for (const side of go ? (['floor', 'nodepulse', 'kubelet', 'transport'] as const) : (['floor', 'nodepulse', 'transport'] as const)) {
+      const values: Side | undefined = oneHz[side];
+      assert.ok(values !== undefined, `1 Hz: the ${side} side ran`);
+      assertFigures(values, ONE_HZ_FIELDS, `1 Hz ${side}`);
+      assert.equal(values['relists'], oneHz.seconds, `1 Hz ${side}: one measured relist a second`);
+    }
+    assert.match(run.stdout, /^### Relist at the agent's rate: every side once a second, together/m, 'the report has the 1 Hz section');
+  } else {
+    assert.equal(result.oneHz, undefined, 'no relist at 1 Hz without a real containerd');
   }
   for (const field of ['cpuPercentOfOneCore', 'rssMiB', 'rssAnonMiB', 'rssFileMiB', 'heapUsedMiB', 'eventLoopLagP99Ms']) {
     assert.equal(typeof result.steadyState[field], 'number', `steadyState.${field}`);
