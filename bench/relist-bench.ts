@@ -93,10 +93,11 @@ const START_TIMEOUT_MS = 120_000;
 const BATCH_TIMEOUT_MS = 120_000;
 
 /**
- * Relists per side on an empty runtime. An empty relist costs about half a millisecond, mostly
- * grpc-js's two calls on every Node side alike, so the Node sides differ by tens of
- * microseconds, less than the machine's load moves them within a second or two. More relists in
- * more rounds spread that drift over the sides alike; 3,000 in 20 rounds cost each side about 2 s.
+ * Relists per side on an empty runtime. An empty relist costs about half a millisecond, nearly
+ * all of it grpc-js's two calls on every Node side alike, so the sides differ by less than the
+ * machine's load moves them from one second to the next; 3,000 relists in 20 rounds (about 2 s
+ * of CPU a side) give that drift more rounds to fall on the sides alike. It still decides which
+ * side comes out ahead from run to run: docs/bench.md has the runs.
  */
 const EMPTY_RELISTS = 3_000;
 const EMPTY_ROUNDS = 20;
