@@ -20,9 +20,10 @@
 // | containerd | 330   | 110 × 3 (fewer in --quick)| a full default node, on the runtime users run|
 //
 // nodepulse's side runs with the agent's Node.js settings and environment
-// (src/cli/agent-node-flags.ts), as the agent runs its relist, and so does the transport side,
-// which is nodepulse's relist without its decode and bookkeeping; the floor runs with Node's
-// defaults, as a plain Node.js client would. The settings cost the relist CPU (V8 stops at
+// (src/cli/agent-node-flags.ts), as the agent runs its relist, and so does the transport side
+// (the floor's client and calls, nothing decoded), so that nodepulse's cost less the transport's
+// is what nodepulse does with the answers; the floor runs with Node's defaults, as a plain
+// Node.js client would. The settings cost the relist CPU (V8 stops at
 // Maglev: docs/bench.md has the relist with Node's defaults beside it), so the rows give
 // nodepulse's cost where users pay it, not its best.
 //

@@ -6,9 +6,10 @@
 //
 //   node bench/run.ts [--quick] [--json FILE] [--only relist,steady,latency,rss] [--no-containerd]
 //
-// - --quick: the same rows and sections with fewer relists, 8 s at 1 Hz, a 8 s steady-state window, a smaller
-//   containerd node (QUICK_CONTAINERD_PODS pods, said in the report), no steady state at 1,000 and
-//   10,000 containers and one run per RSS line (CI runs it, see test/bench/bench-quick.test.ts).
+// - --quick: the same rows and sections with fewer relists, 8 s at 1 Hz, an 8 s steady-state
+//   window, a smaller containerd node (QUICK_CONTAINERD_PODS pods, said in the report), no steady
+//   state at 1,000 and 10,000 containers and one run per RSS line (CI runs it, see
+//   test/bench/bench-quick.test.ts).
 // - --json FILE: also writes the result as JSON: { quick, machine, load, sizes: [ { runtime,
 //   containers, pods, maxMessageBytes, floor: {cpuMsPerRelist, p50Ms, p99Ms, bytes, rssMiB, …},
 //   nodepulse: {…}, kubelet: {…}, transport: {…} } ], oneHz: { runtime, containers, seconds,

@@ -98,7 +98,10 @@ test('npm run bench -- --quick completes and writes JSON with every row, every s
       assert.ok(values !== undefined, `${where}: the ${side} side ran`);
       assertFigures(values, SIDE_FIELDS, `${where} ${side}`);
       // The transport side never decodes, so it has no items to count; its bytes are checked below.
-      if (side !== 'transport') assert.equal(values['items'], size.floor['items'], `${where}: ${side} received the floor's items`);
+      if (side !== 'transport') {
+        assertFigures(values, ['items'], `${where} ${side}`);
+        assert.equal(values['items'], size.floor['items'], `${where}: ${side} received the floor's items`);
+      }
     }
     assert.equal(size.transport['items'], undefined, `${where}: the transport side counts no items`);
     assert.equal(size.floor['bytes'], size.nodepulse['bytes'], `${where}: floor and nodepulse received the same answers`);
