@@ -16,7 +16,7 @@
 // idle second after each relist and the collections in it are counted; divided by that time, it
 // is CPU per second, which at one relist a second is also CPU per relist.
 import type { Clock } from '../src/clock/clock.ts';
-import { sideSpecs, type RuntimeKind, type SideName } from './relist-bench.ts';
+import { assertSameAnswers, sideSpecs, type RuntimeKind, type SideName } from './relist-bench.ts';
 import type { SideBatch } from './relist-child.ts';
 import { SideProcess } from './side-process.ts';
 import { percentile } from './stats.ts';
@@ -123,9 +123,7 @@ export async function runOneHz(options: OneHzOptions): Promise<OneHzResult> {
   const nodepulse = result('nodepulse')!;
   const transport = result('transport')!;
   const kubelet = result('kubelet');
-  if (floor.bytes !== nodepulse.bytes || transport.bytes !== floor.bytes || floor.items !== nodepulse.items || (kubelet !== undefined && kubelet.items !== floor.items)) {
-    throw new Error(`${where}: the sides received different answers (floor ${floor.items} items in ${floor.bytes} bytes, nodepulse ${nodepulse.items} in ${nodepulse.bytes}, transport ${transport.bytes} bytes, kubelet ${kubelet?.items} items)`);
-  }
+  assertSameAnswers(where, { floor, nodepulse, transport, kubelet });
   options.log(
     `${where}: CPU ms per second floor ${floor.cpuMsPerSecond.toFixed(2)}, nodepulse ${nodepulse.cpuMsPerSecond.toFixed(2)}, transport ${transport.cpuMsPerSecond.toFixed(2)}` +
       (kubelet === undefined ? '' : `, kubelet ${kubelet.cpuMsPerSecond.toFixed(2)}`),

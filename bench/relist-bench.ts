@@ -215,12 +215,7 @@ export async function runRow(options: RowOptions): Promise<SizeResult> {
   const transport = results.get('transport')!;
   const kubelet = results.get('kubelet');
   const where = `${runtime} ${row.containers}`;
-  if (floor.items !== nodepulse.items || floor.bytes !== nodepulse.bytes || transport.bytes !== floor.bytes) {
-    throw new Error(
-      `${where}: floor received ${floor.items} items in ${floor.bytes} bytes, nodepulse ${nodepulse.items} in ${nodepulse.bytes} and transport ${transport.bytes} bytes; they must get the same answers`,
-    );
-  }
-  if (kubelet !== undefined && kubelet.items !== floor.items) throw new Error(`${where}: kubelet received ${kubelet.items} items and floor ${floor.items}; they must get the same answers`);
+  assertSameAnswers(where, { floor, nodepulse, transport, kubelet });
   const expected = row.pods + row.containers;
   if (floor.items !== expected) throw new Error(`${where}: the runtime listed ${floor.items} items, it must list ${row.pods} pods and ${row.containers} containers`);
   log(
@@ -228,6 +223,26 @@ export async function runRow(options: RowOptions): Promise<SizeResult> {
       (kubelet === undefined ? '' : `, kubelet ${kubelet.cpuMsPerRelist.toFixed(2)}`),
   );
   return { runtime, containers: row.containers, pods: row.pods, maxMessageBytes: row.maxMessageBytes, floor, nodepulse, ...(kubelet === undefined ? {} : { kubelet }), transport };
+}
+
+/** What a side received, as far as it can tell: the wire bytes (not the kubelet's) and the items (not transport's). */
+interface Received {
+  readonly items?: number;
+  readonly bytes?: number;
+}
+
+/**
+ * Throws unless every side got the same answers: floor and nodepulse the same items and bytes,
+ * transport the floor's bytes, kubelet (when it ran) the floor's items.
+ */
+export function assertSameAnswers(where: string, sides: { floor: Received; nodepulse: Received; transport: Received; kubelet: Received | undefined }): void {
+  const { floor, nodepulse, transport, kubelet } = sides;
+  if (floor.items !== nodepulse.items || floor.bytes !== nodepulse.bytes || transport.bytes !== floor.bytes) {
+    throw new Error(
+      `${where}: floor received ${floor.items} items in ${floor.bytes} bytes, nodepulse ${nodepulse.items} in ${nodepulse.bytes} and transport ${transport.bytes} bytes; they must get the same answers`,
+    );
+  }
+  if (kubelet !== undefined && kubelet.items !== floor.items) throw new Error(`${where}: kubelet received ${kubelet.items} items and floor ${floor.items}; they must get the same answers`);
 }
 
 /** Socket path for a simulated row, in the bench's temp dir. */

@@ -108,6 +108,24 @@ function parse(argv: string[]): Args {
   };
 }
 
+/** The plain grpc-js client the floor and transport sides share: only the receive limit set. */
+function plainClient(args: Args): grpc.Client {
+  return new grpc.Client(args.endpoint, grpc.credentials.createInsecure(), {
+    'grpc.max_receive_message_length': args.maxMessageBytes,
+  });
+}
+
+/** One unary call through Client.makeUnaryRequest, under the benchmark's deadline. */
+function unaryCall<T>(client: grpc.Client, clock: SystemClock, path: string, serialize: (request: unknown) => Buffer, deserialize: (bytes: Buffer) => T): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const deadline = new Date(clock.wallMicros() / 1000 + RELIST_DEADLINE_MS);
+    client.makeUnaryRequest(path, serialize, deserialize, {}, new grpc.Metadata(), { deadline }, (err, answer) => {
+      if (err === null && answer !== undefined) resolve(answer);
+      else reject(err ?? new Error(`${path}: no answer and no error`));
+    });
+  });
+}
+
 /**
  * The floor: proto-loader's full decode over a plain grpc-js client, both calls at once. The
  * calls go through Client.makeUnaryRequest with the loaded method's own serializers, which is
@@ -117,24 +135,15 @@ async function floorRelist(args: Args, clock: SystemClock): Promise<{ relist: Re
   const protoLoader = await import('@grpc/proto-loader');
   const definition = await protoLoader.load(CRI_PROTO_FILE, { ...FULL_DECODE_OPTIONS, includeDirs: [findProtoRoot()] });
   const service = definition[CRI_SERVICE_NAME] as grpc.ServiceDefinition;
-  const client = new grpc.Client(args.endpoint, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': args.maxMessageBytes,
-  });
+  const client = plainClient(args);
   // The received bytes are counted as the answers are decoded; reading a length costs nothing.
   let received = 0;
   const unary = (name: string): Promise<{ items?: unknown[]; containers?: unknown[] }> => {
     const method = service[name];
     if (method === undefined) return Promise.reject(new Error(`proto declares no ${name}`));
-    const decode = (bytes: Buffer): { items?: unknown[]; containers?: unknown[] } => {
+    return unaryCall(client, clock, method.path, method.requestSerialize, (bytes) => {
       received += bytes.length;
       return method.responseDeserialize(bytes) as { items?: unknown[]; containers?: unknown[] };
-    };
-    return new Promise((resolve, reject) => {
-      const deadline = new Date(clock.wallMicros() / 1000 + RELIST_DEADLINE_MS);
-      client.makeUnaryRequest(method.path, method.requestSerialize, decode, {}, new grpc.Metadata(), { deadline }, (err, answer) => {
-        if (err === null && answer !== undefined) resolve(answer);
-        else reject(err ?? new Error(`${name}: no answer and no error`));
-      });
     });
   };
   return {
@@ -148,24 +157,15 @@ async function floorRelist(args: Args, clock: SystemClock): Promise<{ relist: Re
 }
 
 /**
- * grpc-js alone: the floor's two calls with an empty request (both list requests are empty
- * messages, which encode to no bytes) and a deserializer that returns the answer's length.
+ * grpc-js alone: the floor's client and calls with an empty request (both list requests are
+ * empty messages, which encode to no bytes) and a deserializer that returns the answer's length.
  */
 function transportRelist(args: Args, clock: SystemClock): { relist: RelistOnce; close: () => void } {
-  const client = new grpc.Client(args.endpoint, grpc.credentials.createInsecure(), {
-    'grpc.max_receive_message_length': args.maxMessageBytes,
-  });
+  const client = plainClient(args);
   const noBytes = Buffer.alloc(0);
   const serialize = (): Buffer => noBytes;
   const length = (bytes: Buffer): number => bytes.length;
-  const unary = (name: string): Promise<number> =>
-    new Promise((resolve, reject) => {
-      const deadline = new Date(clock.wallMicros() / 1000 + RELIST_DEADLINE_MS);
-      client.makeUnaryRequest(`/${CRI_SERVICE_NAME}/${name}`, serialize, length, {}, new grpc.Metadata(), { deadline }, (err, bytes) => {
-        if (err === null && bytes !== undefined) resolve(bytes);
-        else reject(err ?? new Error(`${name}: no answer and no error`));
-      });
-    });
+  const unary = (name: string): Promise<number> => unaryCall(client, clock, `/${CRI_SERVICE_NAME}/${name}`, serialize, length);
   return {
     relist: async () => {
       const [sandboxes, containers] = await Promise.all([unary('ListPodSandbox'), unary('ListContainers')]);
